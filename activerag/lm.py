@@ -1,0 +1,227 @@
+"""The LM seen by every node: text plus per-token log-probabilities, trimmed to the text kept.
+
+The client is LangChain's OpenAI completion model (`langchain_openai.OpenAI`) pointed at vLLM's
+OpenAI-compatible server. `langchain_community.llms.VLLMOpenAI` returns the same logprobs but
+warns on import that langchain-community is being sunset, and it adds nothing we use.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+import openai
+from langchain_openai import OpenAI
+
+from activerag.errors import (
+    ActiveRagError,
+    LMServerUnreachable,
+    ModelMismatch,
+    NoLogprobs,
+    PromptTooLong,
+)
+
+# Returns where the text should be cut (a character offset) or None to keep generating;
+# `final` says that generation has ended and whatever is there must be judged now.
+CutFn = Callable[[str, bool], int | None]
+
+
+class LMServerError(ActiveRagError):
+    """The server failed a request with a 5xx answer; a retry may succeed."""
+
+
+@dataclass(frozen=True)
+class Token:
+    """One generated token: its text, natural-log probability and start offset in the text."""
+
+    text: str
+    logprob: float
+    start: int
+
+    @property
+    def prob(self) -> float:
+        """Probability of the token, exp(logprob)."""
+        return math.exp(self.logprob)
+
+
+@dataclass
+class Generation:
+    """What one LM call produced, after trimming."""
+
+    text: str
+    tokens: list[Token]
+    finished: bool
+    """The model ended its output here (end-of-sequence or a stop string)."""
+    generated_tokens: int = 0
+    """Tokens the server generated for this call, including any cut away."""
+    prompt: str = field(default="", repr=False)
+
+
+def trim(text: str, tokens: Sequence[Token], end: int) -> tuple[str, list[Token]]:
+    """Cut TEXT at END and keep the tokens that start before it."""
+    return text[:end], [t for t in tokens if t.start < end]
+
+
+class LM(Protocol):
+    """Anything that generates text with token logprobs; VLLMClient and the tests' ScriptedLM."""
+
+    model: str
+
+    async def generate(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        cut: CutFn | None = None,
+        stop: list[str] | None = None,
+        logit_bias: dict[int, float] | None = None,
+    ) -> Generation: ...
+
+
+def _translate(exc: Exception, base_url: str, model: str) -> ActiveRagError:
+    """Turn an OpenAI client error into one that names the cause and the fix."""
+    if isinstance(exc, openai.APIConnectionError | httpx.ConnectError):
+        return LMServerUnreachable(
+            f"the LM server at {base_url} is unreachable ({exc}); start it with "
+            "`activerag serve` or pass the URL of a running vLLM server"
+        )
+    if isinstance(exc, openai.NotFoundError):
+        return ModelMismatch(
+            f"the server at {base_url} does not serve model {model!r} ({exc}); "
+            "pass the name listed by GET /v1/models, or omit it to use the served one"
+        )
+    if isinstance(exc, openai.BadRequestError):
+        msg = str(exc)
+        if "context length" in msg or "maximum" in msg and "token" in msg:
+            return PromptTooLong(
+                f"the prompt does not fit the context window of {model!r}: {msg}. "
+                "Retrieve fewer or shorter documents (lower k), lower max tokens, or serve the "
+                "model with a larger --max-model-len"
+            )
+        return ActiveRagError(f"the LM server rejected the request: {msg}")
+    if isinstance(exc, openai.InternalServerError | openai.APITimeoutError):
+        return LMServerError(f"the LM server at {base_url} failed: {exc}; retrying may help")
+    return ActiveRagError(f"LM request to {base_url} failed: {exc!r}")
+
+
+class VLLMClient:
+    """A vLLM OpenAI-compatible completion endpoint that returns token logprobs."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str | None = None,
+        timeout: float = 300.0,
+        top_logprobs: int = 1,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.top_logprobs = top_logprobs
+        self.model = model or self._served_model()
+        self._llm = OpenAI(
+            base_url=self.base_url,
+            model=self.model,
+            api_key="EMPTY",
+            temperature=0.0,
+            max_retries=0,
+            timeout=timeout,
+        )
+
+    def _served_model(self) -> str:
+        from activerag.server import server_models
+
+        models = server_models(self.base_url)
+        if not models:
+            raise ModelMismatch(f"the server at {self.base_url} serves no model")
+        return models[0]
+
+    def check(self) -> None:
+        """Fail now, with a clear error, if the server is down or serves another model."""
+        from activerag.server import server_models
+
+        models = server_models(self.base_url)
+        if self.model not in models:
+            raise ModelMismatch(
+                f"the server at {self.base_url} serves {models}, not {self.model!r}; "
+                "pass one of those as the model, or omit it"
+            )
+
+    async def generate(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        cut: CutFn | None = None,
+        stop: list[str] | None = None,
+        logit_bias: dict[int, float] | None = None,
+    ) -> Generation:
+        """Stream a greedy completion; stop paying as soon as CUT says where the text ends."""
+        params: dict[str, Any] = {
+            "model": self.model,
+            "prompt": prompt,
+            "max_tokens": max_tokens,
+            "temperature": 0.0,
+            "logprobs": self.top_logprobs,
+            "stream": True,
+        }
+        if stop:
+            params["stop"] = stop
+        if logit_bias:
+            params["logit_bias"] = {str(k): v for k, v in logit_bias.items()}
+        text = ""
+        tokens: list[Token] = []
+        end: int | None = None
+        finish: str | None = None
+        try:
+            # LangChain's astream cannot be closed early without leaking the HTTP stream, so
+            # the sentence-bounded call streams through the model's own configured client;
+            # closing it makes vLLM abort the request, so no token past the cut is paid for.
+            stream = await self._llm.async_client.create(**params)
+            async with stream:
+                async for chunk in stream:
+                    if not chunk.choices:
+                        continue
+                    choice = chunk.choices[0]
+                    info = {"logprobs": choice.logprobs and choice.logprobs.model_dump(),
+                            "finish_reason": choice.finish_reason}
+                    tokens.extend(_tokens_of(choice.text, info, len(text), self.base_url))
+                    finish = choice.finish_reason or finish
+                    text += choice.text
+                    if cut is not None and finish is None:
+                        end = cut(text, False)
+                        if end is not None:
+                            break
+        except (openai.OpenAIError, httpx.HTTPError) as exc:
+            raise _translate(exc, self.base_url, self.model) from exc
+        generated = len(tokens)
+        if end is None and cut is not None:
+            end = cut(text, True)
+        if end is None:
+            end = len(text)
+        finished = finish == "stop" and end >= len(text.rstrip())
+        kept_text, kept = trim(text, tokens, end)
+        return Generation(kept_text, kept, finished, generated, prompt)
+
+
+def _tokens_of(piece: str, info: dict[str, Any] | None, base: int, url: str) -> list[Token]:
+    """Tokens of one streamed chunk, with offsets into the whole generation."""
+    lp = (info or {}).get("logprobs")
+    if lp is None:
+        if piece or (info or {}).get("finish_reason") is None:
+            raise NoLogprobs(
+                f"the server at {url} returned text without token logprobs; FLARE needs them. "
+                "Use vLLM's OpenAI-compatible server (it honours `logprobs` on /v1/completions) "
+                "and start it with --max-logprobs >= 1"
+            )
+        return []
+    offsets = lp.get("text_offset") or [0] * len(lp["tokens"])
+    first = offsets[0] if offsets else 0
+    out = []
+    for tok, logprob, off in zip(lp["tokens"], lp["token_logprobs"], offsets, strict=True):
+        if logprob is None:
+            continue
+        out.append(Token(tok, float(logprob), base + off - first))
+    return out

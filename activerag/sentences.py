@@ -1,0 +1,91 @@
+"""Sentence splitting with NLTK Punkt, trained on the corpus (Punkt data cannot be downloaded)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer, PunktTrainer
+
+_LINE = re.compile(r"[^\n]+")
+# Abbreviations every splitter knows, trained or not (Punkt stores them lower-case, no final dot).
+COMMON_ABBREVIATIONS = frozenset(
+    {"dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "mt", "ft", "no", "vs", "etc", "inc",
+     "ltd", "co", "corp", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct",
+     "nov", "dec", "u.s", "u.k", "e.g", "i.e", "a.m", "p.m", "approx", "est", "gen", "gov"}
+)
+
+
+def train_punkt(texts: Iterable[str]) -> PunktParameters:
+    """Learn Punkt parameters (abbreviations, collocations, sentence starters) from raw text."""
+    trainer = PunktTrainer()
+    for text in texts:
+        trainer.train(text, finalize=False)
+    trainer.finalize_training()
+    return trainer.get_params()
+
+
+def save_punkt(params: PunktParameters, path: Path) -> None:
+    """Persist Punkt parameters as JSON (no pickle)."""
+    data = {
+        "abbrev_types": sorted(params.abbrev_types),
+        "collocations": sorted([list(c) for c in params.collocations]),
+        "sent_starters": sorted(params.sent_starters),
+        "ortho_context": dict(params.ortho_context),
+    }
+    path.write_text(json.dumps(data))
+
+
+def load_punkt(path: Path) -> PunktParameters:
+    """Read parameters written by save_punkt."""
+    data = json.loads(path.read_text())
+    params = PunktParameters()
+    params.abbrev_types = set(data["abbrev_types"])
+    params.collocations = {tuple(c) for c in data["collocations"]}
+    params.sent_starters = set(data["sent_starters"])
+    for word, flags in data["ortho_context"].items():
+        params.ortho_context[word] = flags
+    return params
+
+
+class SentenceSplitter:
+    """Split text into sentence spans: Punkt within each line, a line break always ends one."""
+
+    def __init__(self, params: PunktParameters | None = None) -> None:
+        params = params or PunktParameters()
+        params.abbrev_types |= COMMON_ABBREVIATIONS
+        self._punkt = PunktSentenceTokenizer(params)
+
+    @classmethod
+    def from_file(cls, path: Path | None) -> SentenceSplitter:
+        """Trained splitter if PATH exists, else the untrained Punkt fallback."""
+        if path is not None and path.exists():
+            return cls(load_punkt(path))
+        return cls()
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Character spans of the sentences in TEXT, without surrounding whitespace."""
+        out: list[tuple[int, int]] = []
+        for line in _LINE.finditer(text):
+            base = line.start()
+            out.extend((base + s, base + e) for s, e in self._punkt.span_tokenize(line.group()))
+        return out
+
+    def split(self, text: str) -> list[str]:
+        """The sentences of TEXT."""
+        return [text[s:e] for s, e in self.spans(text)]
+
+    def first_sentence_end(self, text: str, final: bool = False) -> int | None:
+        """End offset of TEXT's first sentence once it is certainly complete.
+
+        While generating (final=False) a sentence is complete only when another one has begun
+        after it, which costs one token past the boundary but lets Punkt see the next word.
+        """
+        spans = self.spans(text)
+        if len(spans) >= 2 or (spans and final):
+            return spans[0][1]
+        if spans and "\n" in text[spans[0][1]:]:
+            return spans[0][1]
+        return None
