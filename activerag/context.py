@@ -1,0 +1,55 @@
+"""Per-run settings of the graphs (LangGraph `context_schema`): Studio shows and edits them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Literal
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+@dataclass(kw_only=True)
+class FlareContext:
+    """Thresholds, limits, model and endpoint of one run; defaults follow FLARE Table 9 (2Wiki)."""
+
+    theta: float = 0.8
+    """Retrieve when any draft token has probability below theta (0: never, 1: always)."""
+    beta: float = 0.4
+    """Implicit queries mask draft tokens with probability below beta; explicit ones ask about them."""
+    k: int = 2
+    """Documents retrieved per step (the paper's top-k for 2WikiMultihopQA)."""
+    query_formulation: Literal["implicit", "explicit"] = "implicit"
+    """implicit: the draft with low-confidence tokens masked; explicit: generated questions."""
+    initial_retrieval: bool = True
+    """Retrieve with the question for the first sentence (FLARE Appendix A)."""
+    max_sentences: int = 10
+    """Stop after this many accepted sentences."""
+    max_sentence_tokens: int = 64
+    """Token budget of one sentence (the paper generates 64 tokens per step)."""
+    max_answer_tokens: int = 400
+    """Stop once the answer holds this many tokens."""
+    max_question_tokens: int = 32
+    """Token budget of one generated question (explicit query formulation)."""
+    base_url: str = _env("ACTIVERAG_BASE_URL", "http://127.0.0.1:8765/v1")
+    """OpenAI-compatible (vLLM) endpoint."""
+    model: str = _env("ACTIVERAG_MODEL", "")
+    """Served model name; empty: the one the server serves."""
+    prompt_format: Literal["chatml", "plain"] = "chatml"
+    """chatml for ChatML-templated instruct models (SmolLM2, Qwen); plain for base models."""
+    retriever: Literal["bm25", "chroma"] = "bm25"
+    """Which store of the corpus answers queries (the paper uses BM25)."""
+    store_dir: str = _env("ACTIVERAG_STORE_DIR", "")
+    """Corpus folder; empty: the default under ACTIVERAG_HOME."""
+
+    def __post_init__(self) -> None:
+        for name in ("theta", "beta"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1], got {value}")
+        for name in ("k", "max_sentences", "max_sentence_tokens", "max_answer_tokens",
+                     "max_question_tokens"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")

@@ -1,0 +1,170 @@
+"""The shipped demo corpus: an invented world, so the LM cannot answer from memory.
+
+`python -m activerag.demo` regenerates activerag/data/demo_{corpus,questions}.jsonl; the output
+is deterministic. Every question needs two facts that stand in different paragraphs.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data"
+DEMO_CORPUS = DATA / "demo_corpus.jsonl"
+DEMO_QUESTIONS = DATA / "demo_questions.jsonl"
+
+_ONSETS = ["b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr",
+           "gr", "kr", "tr", "th", "sh", "st", "val", "mor", "sel"]
+_VOWELS = ["a", "e", "i", "o", "u", "ae", "ia", "ou"]
+_CODAS = ["", "n", "r", "s", "l", "th", "nd", "rk", "m", "x"]
+OCCUPATIONS = ["chemist", "architect", "composer", "painter", "novelist", "astronomer",
+               "engineer", "botanist", "cartographer", "sculptor", "physician", "poet"]
+PRODUCTS = ["glass lenses", "river barges", "clockwork toys", "weaving looms", "solar kilns",
+            "paper maps", "brass instruments", "salt crackers", "wind pumps", "ink pigments"]
+GENRES = ["drama", "comedy", "documentary", "thriller", "musical", "western"]
+LANGUAGES = ["Orvish", "Taleni", "Brusk", "Meravian", "Quolese", "Sundric", "Palthic",
+             "Zereni", "Kavish", "Lorran"]
+
+
+def _word(rng: random.Random, syllables: int) -> str:
+    w = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) for _ in range(syllables))
+    return (w + rng.choice(_CODAS)).capitalize()
+
+
+@dataclass
+class World:
+    """The invented entities and their facts."""
+
+    countries: list[dict]
+    cities: list[dict]
+    people: list[dict]
+    companies: list[dict]
+    films: list[dict]
+    rivers: list[dict]
+
+
+def build_world(seed: int = 7) -> World:
+    """Invent countries, cities, rivers, people, companies and films with consistent facts."""
+    rng = random.Random(seed)
+    used: set[str] = set()
+
+    def name(syllables: int) -> str:
+        while True:
+            w = _word(rng, syllables)
+            if w not in used and len(w) > 3:
+                used.add(w)
+                return w
+
+    countries = [{"name": name(2) + "ia", "language": LANGUAGES[i],
+                  "founded": rng.randint(1400, 1900)} for i in range(10)]
+    rivers = [{"name": name(2) + " River", "length": rng.randint(90, 2400)} for _ in range(20)]
+    cities = []
+    for i in range(40):
+        country = countries[i % len(countries)]
+        cities.append({"name": name(rng.choice([2, 3])), "country": country["name"],
+                       "river": rng.choice(rivers)["name"], "founded": rng.randint(900, 1850),
+                       "population": rng.randint(12, 900) * 1000})
+    for c in countries:
+        c["capital"] = next(x["name"] for x in cities if x["country"] == c["name"])
+    people = []
+    for _ in range(80):
+        born = rng.randint(1820, 1960)
+        people.append({"name": f"{name(2)} {name(2)}", "born": born,
+                       "died": born + rng.randint(45, 95), "birthplace": rng.choice(cities)["name"],
+                       "deathplace": rng.choice(cities)["name"],
+                       "occupation": rng.choice(OCCUPATIONS)})
+    companies = []
+    for _ in range(50):
+        founder = rng.choice(people)
+        companies.append({"name": f"{name(2)} {rng.choice(['Works', 'Company', 'Guild'])}",
+                          "founder": founder["name"], "hq": rng.choice(cities)["name"],
+                          "founded": founder["born"] + rng.randint(22, 40),
+                          "product": rng.choice(PRODUCTS)})
+    films = []
+    for _ in range(50):
+        director = rng.choice(people)
+        films.append({"name": f"The {name(2)} {rng.choice(['Bridge', 'Winter', 'Garden', 'Letter'])}",
+                      "director": director["name"], "year": director["born"] + rng.randint(25, 45),
+                      "genre": rng.choice(GENRES), "setting": rng.choice(cities)["name"]})
+    return World(countries, cities, people, companies, films, rivers)
+
+
+def paragraphs(world: World) -> list[dict]:
+    """One or two paragraphs per entity, each a few sentences of facts."""
+    out: list[dict] = []
+    for c in world.countries:
+        out.append({"title": c["name"], "text": (
+            f"{c['name']} is a country whose official language is {c['language']}. "
+            f"It was founded in {c['founded']}. Its capital city is {c['capital']}.")})
+    for r in world.rivers:
+        out.append({"title": r["name"], "text": (
+            f"The {r['name']} is a river {r['length']} kilometres long. "
+            "It is known for its slow brown water and its many wooden bridges.")})
+    for c in world.cities:
+        out.append({"title": c["name"], "text": (
+            f"{c['name']} is a city in {c['country']}. It lies on the {c['river']} and was "
+            f"founded in {c['founded']}. About {c['population']:,} people live there.")})
+    for p in world.people:
+        out.append({"title": p["name"], "text": (
+            f"{p['name']} (born {p['born']}) was a {p['occupation']}. "
+            f"{p['name'].split()[0]} was born in the city of {p['birthplace']}.")})
+        out.append({"title": p["name"], "text": (
+            f"In later life {p['name']} moved to {p['deathplace']}, "
+            f"where {p['name'].split()[0]} died in {p['died']}.")})
+    for c in world.companies:
+        out.append({"title": c["name"], "text": (
+            f"{c['name']} is a maker of {c['product']}. It was founded in {c['founded']} by "
+            f"{c['founder']}. Its headquarters are in {c['hq']}.")})
+    for f in world.films:
+        out.append({"title": f["name"], "text": (
+            f"{f['name']} is a {f['year']} {f['genre']} film directed by {f['director']}. "
+            f"The story is set in {f['setting']}.")})
+    return out
+
+
+def questions(world: World, n: int = 24, seed: int = 11) -> list[dict]:
+    """Two-hop questions whose two facts stand in different paragraphs."""
+    rng = random.Random(seed)
+    people = {p["name"]: p for p in world.people}
+    cities = {c["name"]: c for c in world.cities}
+    makers = [
+        lambda c: (f"In which city was the founder of {c['name']} born?",
+                   people[c["founder"]]["birthplace"], [c["name"], c["founder"]]),
+        lambda c: (f"In which country are the headquarters of {c['name']}?",
+                   cities[c["hq"]]["country"], [c["name"], c["hq"]]),
+    ]
+    film_makers = [
+        lambda f: (f"In which year was the director of {f['name']} born?",
+                   str(people[f["director"]]["born"]), [f["name"], f["director"]]),
+        lambda f: (f"Which river flows through the city where {f['name']} is set?",
+                   cities[f["setting"]]["river"], [f["name"], f["setting"]]),
+    ]
+    out: list[dict] = []
+    for i in range(n):
+        if i % 2 == 0:
+            q, a, gold = makers[(i // 2) % 2](rng.choice(world.companies))
+        else:
+            q, a, gold = film_makers[(i // 2) % 2](rng.choice(world.films))
+        out.append({"id": f"demo-{i:02d}", "question": q, "answers": [a], "gold_titles": gold})
+    return out
+
+
+def write_demo(data: Path = DATA) -> tuple[int, int]:
+    """Write the demo corpus and questions; return their sizes."""
+    world = build_world()
+    corpus, qs = paragraphs(world), questions(world)
+    data.mkdir(parents=True, exist_ok=True)
+    (data / DEMO_CORPUS.name).write_text("".join(json.dumps(p) + "\n" for p in corpus))
+    (data / DEMO_QUESTIONS.name).write_text("".join(json.dumps(q) + "\n" for q in qs))
+    return len(corpus), len(qs)
+
+
+def load_demo_questions() -> list[dict]:
+    """The shipped demo questions."""
+    return [json.loads(line) for line in DEMO_QUESTIONS.read_text().splitlines() if line]
+
+
+if __name__ == "__main__":
+    print("wrote %d paragraphs and %d questions" % write_demo())

@@ -1,0 +1,65 @@
+"""The LM, retriever and splitter a node uses: given to the builder, or made from the context."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+
+from activerag.context import FlareContext
+from activerag.lm import LM, VLLMClient
+from activerag.sentences import SentenceSplitter
+from activerag.settings import Settings
+
+_lock = threading.Lock()
+_lms: dict[tuple[str, str], VLLMClient] = {}
+_corpora: dict[str, object] = {}
+
+
+def _corpus(store_dir: str):  # type: ignore[no-untyped-def]
+    from activerag.stores.corpus import Corpus
+
+    path = store_dir or str(Settings.from_env().stores)
+    with _lock:
+        if path not in _corpora:
+            _corpora[path] = Corpus(Path(path), chroma_url=Settings.from_env().chroma_url)
+        return _corpora[path]
+
+
+@dataclass
+class Parts:
+    """Components bound at build time; whatever is None is made from the run's context."""
+
+    lm: LM | None = None
+    retriever: BaseRetriever | None = None
+    splitter: SentenceSplitter | None = None
+
+    def lm_for(self, ctx: FlareContext) -> LM:
+        """The given LM, or a cached vLLM client for the context's endpoint and model."""
+        if self.lm is not None:
+            return self.lm
+        key = (ctx.base_url, ctx.model)
+        with _lock:
+            if key not in _lms:
+                _lms[key] = VLLMClient(ctx.base_url, ctx.model or None)
+            return _lms[key]
+
+    def retriever_for(self, ctx: FlareContext) -> BaseRetriever:
+        """The given retriever, or one over the context's corpus and store."""
+        if self.retriever is not None:
+            return self.retriever
+        return _corpus(ctx.store_dir).retriever(ctx.retriever, ctx.k)  # type: ignore[attr-defined]
+
+    def splitter_for(self, ctx: FlareContext) -> SentenceSplitter:
+        """The given splitter, or Punkt trained on the context's corpus."""
+        if self.splitter is not None:
+            return self.splitter
+        return _corpus(ctx.store_dir).splitter()  # type: ignore[attr-defined]
+
+    async def search(self, ctx: FlareContext, query: str) -> list[Document]:
+        """The top ctx.k documents for QUERY."""
+        docs = await self.retriever_for(ctx).ainvoke(query)
+        return list(docs)[: ctx.k]

@@ -1,0 +1,90 @@
+"""BM25 over passages (rank-bm25), persisted as JSON lines and rebuilt on open."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from langchain_core.documents import Document
+from rank_bm25 import BM25Okapi
+
+from activerag.errors import CorpusError
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+STOPWORDS = frozenset(
+    "a an and are as at be by for from has have he her his in is it its of on or she that the "
+    "their they this to was were which who with".split()
+)
+
+
+def bm25_tokens(text: str) -> list[str]:
+    """Lower-cased word tokens without stopwords."""
+    return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+
+
+class BM25Store:
+    """Okapi BM25 over a list of passages, stored at PATH/docs.jsonl."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self.docs: list[Document] = []
+        self._ids: set[str] = set()
+        self._index: BM25Okapi | None = None
+        if path is not None and (path / "docs.jsonl").exists():
+            self._load(path / "docs.jsonl")
+
+    def _load(self, file: Path) -> None:
+        with open(file, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                try:
+                    row = json.loads(line)
+                    doc = Document(page_content=row["text"], id=row["id"],
+                                   metadata={"id": row["id"], "title": row.get("title", ""),
+                                             "source": row.get("source", "")})
+                except (json.JSONDecodeError, KeyError) as exc:
+                    raise CorpusError(
+                        f"{file}:{n} is damaged ({exc!r}); delete {file.parent} and ingest again"
+                    ) from exc
+                self.docs.append(doc)
+                self._ids.add(row["id"])
+
+    def add(self, docs: list[Document]) -> int:
+        """Append documents whose ids are new; persist them; return how many were added."""
+        new = list({d.id: d for d in docs if d.id not in self._ids}.values())
+        if not new:
+            return 0
+        self.docs.extend(new)
+        self._ids.update(d.id for d in new if d.id)
+        self._index = None
+        if self.path is not None:
+            self.path.mkdir(parents=True, exist_ok=True)
+            with open(self.path / "docs.jsonl", "a", encoding="utf-8") as fh:
+                for d in new:
+                    row = {"id": d.id, "title": d.metadata.get("title", ""),
+                           "source": d.metadata.get("source", ""), "text": d.page_content}
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return len(new)
+
+    def _bm25(self) -> BM25Okapi:
+        if self._index is None:
+            if not self.docs:
+                raise CorpusError("the BM25 store is empty; ingest a corpus first "
+                                  "(activerag ingest PATH)")
+            corpus = [bm25_tokens(f"{d.metadata.get('title', '')} {d.page_content}")
+                      for d in self.docs]
+            self._index = BM25Okapi(corpus)
+        return self._index
+
+    def search(self, query: str, k: int) -> list[tuple[Document, float]]:
+        """Top K passages by BM25 score; ties keep corpus order."""
+        index = self._bm25()
+        terms = bm25_tokens(query)
+        if not terms:
+            return []
+        scores = index.get_scores(terms)
+        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]
+        return [(self.docs[i], float(scores[i])) for i in order if scores[i] > 0]
+
+    def __len__(self) -> int:
+        return len(self.docs)

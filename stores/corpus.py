@@ -1,0 +1,119 @@
+"""A corpus on disk: BM25 and Chroma stores over the same passages, plus trained Punkt."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from langchain_core.documents import Document
+from tqdm import tqdm
+
+from activerag.errors import CorpusError
+from activerag.sentences import SentenceSplitter, save_punkt, train_punkt
+from activerag.stores.base import Store, StoreRetriever
+from activerag.stores.bm25 import BM25Store
+from activerag.stores.documents import ReadReport, read_corpus
+
+RetrieverKind = Literal["bm25", "chroma"]
+
+
+@dataclass
+class IngestReport:
+    """What `ingest` did."""
+
+    rows: int
+    passages: int
+    added_bm25: int
+    added_chroma: int
+    skipped: int
+    problems: list[str]
+    total: int
+
+    def summary(self) -> str:
+        lines = [f"read {self.rows} rows into {self.passages} passages; added "
+                 f"{self.added_bm25} to BM25 and {self.added_chroma} to Chroma; "
+                 f"store now holds {self.total} passages"]
+        if self.skipped:
+            lines.append(f"skipped {self.skipped} malformed rows, e.g.:")
+            lines += [f"  {p}" for p in self.problems[:5]]
+        return "\n".join(lines)
+
+
+class Corpus:
+    """The stores under one folder: bm25/, chroma/, punkt.json."""
+
+    def __init__(self, path: Path, chroma_url: str | None = None) -> None:
+        self.path = path
+        self.chroma_url = chroma_url
+        self.bm25 = BM25Store(path / "bm25")
+        self._chroma: Store | None = None
+
+    @property
+    def chroma(self) -> Store:
+        """The dense store, opened on first use (loading the embedding model costs seconds)."""
+        if self._chroma is None:
+            from activerag.stores.chroma import ChromaStore
+
+            self._chroma = ChromaStore(None if self.chroma_url else self.path / "chroma",
+                                       url=self.chroma_url)
+        return self._chroma
+
+    @property
+    def punkt_file(self) -> Path:
+        return self.path / "punkt.json"
+
+    def splitter(self) -> SentenceSplitter:
+        """Punkt trained on this corpus, or the untrained fallback before any ingest."""
+        return SentenceSplitter.from_file(self.punkt_file)
+
+    def retriever(self, kind: RetrieverKind = "bm25", k: int = 2) -> StoreRetriever:
+        """A LangChain retriever over one of the stores."""
+        if len(self.bm25) == 0:
+            raise CorpusError(f"the corpus at {self.path} is empty; run `activerag ingest PATH` "
+                              "(or `activerag ingest --demo`) first")
+        store: Store = self.bm25 if kind == "bm25" else self.chroma
+        return StoreRetriever(store=store, k=k)
+
+    def ingest(self, source: Path, dense: bool = True, max_words: int = 120,
+               batch: int = 512, progress: bool = True) -> IngestReport:
+        """Read SOURCE into both stores (new passages only) and retrain Punkt on the corpus."""
+        report = ReadReport()
+        docs: list[Document] = []
+        bar = tqdm(desc=f"ingest {source.name}", unit=" passages", disable=not progress,
+                   file=sys.stderr)
+        added_bm25 = added_chroma = 0
+        for doc in read_corpus(source, max_words, report):
+            docs.append(doc)
+            bar.update(1)
+            if len(docs) >= batch:
+                a, b = self._add(docs, dense)
+                added_bm25, added_chroma = added_bm25 + a, added_chroma + b
+                docs = []
+        a, b = self._add(docs, dense)
+        added_bm25, added_chroma = added_bm25 + a, added_chroma + b
+        passages = bar.n
+        bar.close()
+        if passages == 0:
+            raise CorpusError(
+                f"{source} holds no usable passages ({report.skipped} malformed rows"
+                + (f", e.g. {report.problems[0]}" if report.problems else "")
+                + "); expected jsonl with a 'text' field, DPR tsv (id, text, title), txt or md"
+            )
+        self.path.mkdir(parents=True, exist_ok=True)
+        if added_bm25:
+            save_punkt(train_punkt(d.page_content for d in self.bm25.docs), self.punkt_file)
+        self._write_manifest()
+        return IngestReport(report.rows, passages, added_bm25, added_chroma, report.skipped,
+                            report.problems, len(self.bm25))
+
+    def _add(self, docs: list[Document], dense: bool) -> tuple[int, int]:
+        if not docs:
+            return 0, 0
+        return self.bm25.add(docs), (self.chroma.add(docs) if dense else 0)
+
+    def _write_manifest(self) -> None:
+        (self.path / "manifest.json").write_text(json.dumps(
+            {"passages": len(self.bm25), "chroma": self._chroma is not None}, indent=1))
