@@ -17,7 +17,7 @@ from activerag.errors import CorpusError
 
 TEXT_KEYS = ("text", "contents", "content", "paragraph_text", "page_content", "body")
 TITLE_KEYS = ("title", "name", "heading")
-SUFFIXES = {".jsonl", ".tsv", ".txt", ".md"}
+SUFFIXES = {".jsonl", ".json", ".tsv", ".txt", ".md"}
 _WORD = re.compile(r"\S+")
 _SENT_END = re.compile(r"(?<=[.!?])\s+")
 csv.field_size_limit(sys.maxsize)
@@ -74,6 +74,17 @@ class ReadReport:
             self.problems.append(f"{where}: {why}")
 
 
+def _record(row: object, where: str, report: ReadReport) -> Iterator[tuple[str, str]]:
+    if not isinstance(row, dict):
+        report.skip(where, "not a JSON object")
+        return
+    text = next((row[k] for k in TEXT_KEYS if isinstance(row.get(k), str)), None)
+    if not text or not text.strip():
+        report.skip(where, f"no text field (one of {', '.join(TEXT_KEYS)})")
+        return
+    yield next((row[k] for k in TITLE_KEYS if isinstance(row.get(k), str)), ""), text
+
+
 def _records_jsonl(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
@@ -84,15 +95,20 @@ def _records_jsonl(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
             except json.JSONDecodeError as exc:
                 report.skip(f"{path.name}:{n}", f"not JSON ({exc.msg})")
                 continue
-            if not isinstance(row, dict):
-                report.skip(f"{path.name}:{n}", "not a JSON object")
-                continue
-            text = next((row[k] for k in TEXT_KEYS if isinstance(row.get(k), str)), None)
-            if not text or not text.strip():
-                report.skip(f"{path.name}:{n}", f"no text field (one of {', '.join(TEXT_KEYS)})")
-                continue
-            title = next((row[k] for k in TITLE_KEYS if isinstance(row.get(k), str)), "")
-            yield title, text
+            yield from _record(row, f"{path.name}:{n}", report)
+
+
+def _records_json(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CorpusError(f"{path} is not valid JSON ({exc}); a .json corpus is a list of "
+                          "objects with 'title' and 'text'") from exc
+    if not isinstance(rows, list):
+        raise CorpusError(f"{path} holds a JSON {type(rows).__name__}; expected a list of "
+                          "objects with 'title' and 'text'")
+    for n, row in enumerate(rows):
+        yield from _record(row, f"{path.name}[{n}]", report)
 
 
 def _records_tsv(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
@@ -155,7 +171,7 @@ def read_corpus(path: Path, max_words: int = 120,
                 report: ReadReport | None = None) -> Iterator[Document]:
     """Yield the passages of every file at PATH; malformed rows are counted in REPORT."""
     report = report if report is not None else ReadReport()
-    readers = {".jsonl": _records_jsonl, ".tsv": _records_tsv, ".txt": _records_text,
+    readers = {".jsonl": _records_jsonl, ".json": _records_json, ".tsv": _records_tsv, ".txt": _records_text,
                ".md": _records_text}
     for file in corpus_files(path):
         for title, text in readers[file.suffix](file, report):

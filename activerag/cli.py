@@ -1,0 +1,209 @@
+"""Command line: serve, ingest, ask, eval, demo."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+from activerag.context import FlareContext
+from activerag.errors import ActiveRagError
+from activerag.settings import Settings
+
+
+def _graphs() -> dict[str, Any]:
+    from activerag.graphs.baselines import no_retrieval_graph, single_graph
+    from activerag.graphs.flare import graph
+
+    return {"flare": graph, "single": single_graph, "none": no_retrieval_graph}
+
+
+def _context(args: argparse.Namespace, settings: Settings) -> FlareContext:
+    given = {f.name: getattr(args, f.name) for f in fields(FlareContext)
+             if getattr(args, f.name, None) is not None}
+    given.setdefault("base_url", settings.url)
+    given.setdefault("store_dir", str(settings.stores))
+    if settings.model and "model" not in given:
+        given["model"] = settings.model
+    return FlareContext(**given)
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--theta", type=float, help="retrieval threshold θ (default 0.8)")
+    p.add_argument("--beta", type=float, help="masking threshold β (default 0.4)")
+    p.add_argument("--k", type=int, help="documents per retrieval (default 2)")
+    p.add_argument("--query", dest="query_formulation", choices=["implicit", "explicit"])
+    p.add_argument("--retriever", choices=["bm25", "chroma"])
+    p.add_argument("--max-sentences", dest="max_sentences", type=int)
+    p.add_argument("--prompt-format", dest="prompt_format", choices=["chatml", "plain"])
+    p.add_argument("--base-url", dest="base_url", help="OpenAI-compatible server URL (…/v1)")
+    p.add_argument("--model", help="served model name (default: the one the server serves)")
+    p.add_argument("--store", dest="store_dir", help="corpus folder")
+
+
+def _print_trace(step: dict[str, Any]) -> None:
+    mp = step["min_prob"]
+    flag = "RETRIEVED" if step["retrieved"] else "kept"
+    print(f"[{step['index']}] min p={mp if mp is None else round(mp, 3)}  {flag}")
+    if step["retrieved"]:
+        print(f"    draft:   {step['draft'].strip()}")
+    if step["queries"]:
+        print(f"    queries: {step['queries']}")
+    if step["doc_titles"]:
+        docs = ", ".join(f"{t} ({i[:8]})" for t, i in zip(step["doc_titles"], step["doc_ids"],
+                                                         strict=True))
+        print(f"    docs:    {docs}")
+    print(f"    => {step['sentence']}")
+
+
+async def _ask(args: argparse.Namespace, settings: Settings) -> int:
+    graph = _graphs()[args.method]
+    ctx = _context(args, settings)
+    final: dict[str, Any] = {}
+    async for mode, chunk in graph.astream({"question": args.question}, context=ctx,
+                                           stream_mode=["custom", "values"]):
+        if mode == "custom" and args.trace and not args.json:
+            _print_trace(chunk["sentence"])
+        elif mode == "values":
+            final = chunk
+    if args.json:
+        keys = ("question", "answer", "trace", "lm_calls", "generated_tokens", "retrievals")
+        print(json.dumps({k: final.get(k) for k in keys}, indent=1, default=str))
+    else:
+        if args.trace and args.method != "flare":
+            for step in final.get("trace", []):
+                _print_trace(step)
+        print(final.get("answer", "").strip())
+    return 0
+
+
+def _serve(args: argparse.Namespace, settings: Settings) -> int:
+    from activerag import server
+
+    if args.stop:
+        print("stopped" if server.stop_server(settings) else "no managed server was running")
+        return 0
+    model_dir = Path(args.model_dir) if args.model_dir else None
+    if args.gguf:
+        gguf = Path(args.gguf)
+        model_dir = settings.models / gguf.stem
+        if not (model_dir / "config.json").exists():
+            server.convert_gguf(gguf, model_dir)
+    url = server.start_server(settings, model_dir, args.max_model_len, args.served_name)
+    print(url)
+    return 0
+
+
+def _ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from activerag.demo import DEMO_CORPUS
+    from activerag.stores.corpus import Corpus
+
+    if not args.path and not args.demo:
+        raise ActiveRagError("give a corpus PATH or --demo")
+    source = DEMO_CORPUS if args.demo else Path(args.path)
+    store = Path(args.store_dir) if args.store_dir else settings.stores
+    report = Corpus(store, settings.chroma_url).ingest(source, dense=not args.no_dense,
+                                                       max_words=args.max_words)
+    print(report.summary())
+    print(f"store: {store}")
+    return 0
+
+
+def _eval(args: argparse.Namespace, settings: Settings) -> int:
+    from activerag.evaluate import evaluate, load_dataset
+
+    graphs = _graphs()
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = [m for m in methods if m not in graphs]
+    if unknown:
+        raise ActiveRagError(f"unknown methods {unknown}; choose from {sorted(graphs)}")
+    examples = load_dataset(args.dataset, args.n)
+    result = asyncio.run(evaluate({m: graphs[m] for m in methods}, examples,
+                                  _context(args, settings), args.concurrency))
+    result["dataset"] = args.dataset
+    text = json.dumps(result if args.examples else {k: v for k, v in result.items()
+                                                    if k != "examples"}, indent=1)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text)
+    print(json.dumps(result["summary"], indent=1))
+    return 0
+
+
+def _demo(args: argparse.Namespace, settings: Settings) -> int:
+    from activerag import server
+    from activerag.demo import DEMO_CORPUS, load_demo_questions
+    from activerag.stores.corpus import Corpus
+
+    if not settings.base_url:
+        server.start_server(settings)
+    report = Corpus(settings.stores, settings.chroma_url).ingest(DEMO_CORPUS)
+    print(report.summary())
+    for q in load_demo_questions()[: args.n]:
+        print(f"\nQ: {q['question']}   (gold: {q['answers'][0]})")
+        ns = argparse.Namespace(question=q["question"], method="flare", trace=True, json=False)
+        asyncio.run(_ask(ns, settings))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of `activerag`."""
+    p = argparse.ArgumentParser(prog="activerag", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("serve", help="start vLLM with the default (or a given) model")
+    s.add_argument("--model-dir", help="Hugging Face model directory to serve")
+    s.add_argument("--gguf", help="GGUF file to convert and serve")
+    s.add_argument("--served-name", help="model name the server announces")
+    s.add_argument("--max-model-len", type=int, default=2048)
+    s.add_argument("--stop", action="store_true", help="stop the managed server")
+    s.set_defaults(func=_serve)
+
+    i = sub.add_parser("ingest", help="add a corpus (jsonl, json, DPR tsv, txt, md) to the stores")
+    i.add_argument("path", nargs="?")
+    i.add_argument("--demo", action="store_true", help="ingest the shipped demo corpus")
+    i.add_argument("--store", dest="store_dir")
+    i.add_argument("--no-dense", action="store_true", help="BM25 only (skip Chroma embeddings)")
+    i.add_argument("--max-words", type=int, default=120, help="passage length")
+    i.set_defaults(func=_ingest)
+
+    a = sub.add_parser("ask", help="answer one question")
+    a.add_argument("question")
+    a.add_argument("--method", choices=["flare", "single", "none"], default="flare")
+    a.add_argument("--trace", action="store_true", help="print each sentence's decision")
+    a.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_run_options(a)
+    a.set_defaults(func=lambda args, st: asyncio.run(_ask(args, st)))
+
+    e = sub.add_parser("eval", help="evaluate methods on a dataset")
+    e.add_argument("--dataset", default="demo", choices=["demo", "2wiki"])
+    e.add_argument("--methods", default="flare,single,none")
+    e.add_argument("--n", type=int, default=20)
+    e.add_argument("--concurrency", type=int, default=4)
+    e.add_argument("--out", help="write the results as JSON here")
+    e.add_argument("--examples", action="store_true", help="include per-example rows in --out")
+    _add_run_options(e)
+    e.set_defaults(func=_eval)
+
+    d = sub.add_parser("demo", help="serve, ingest the demo corpus, answer demo questions")
+    d.add_argument("--n", type=int, default=3)
+    d.set_defaults(func=_demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `activerag` command."""
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args, Settings.from_env()) or 0)
+    except ActiveRagError as exc:
+        print(f"activerag: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
