@@ -55,6 +55,10 @@ class FlareOutput(TypedDict):
 
     answer: str  # the accepted sentences, joined
     trace: list[StepTrace]  # one entry per accepted sentence
+    answer_tokens: NotRequired[int]  # tokens in the answer
+    lm_calls: NotRequired[int]  # LM requests made
+    generated_tokens: NotRequired[int]  # tokens generated, kept or not
+    retrievals: NotRequired[int]  # retriever calls
 
 
 class FlareState(TypedDict):

@@ -84,9 +84,10 @@ class Corpus:
         docs: list[Document] = []
         bar = tqdm(desc=f"ingest {source.name}", unit=" passages", disable=not progress,
                    file=sys.stderr)
-        added_bm25 = added_chroma = 0
+        added_bm25 = added_chroma = passages = 0
         for doc in read_corpus(source, max_words, report):
             docs.append(doc)
+            passages += 1
             bar.update(1)
             if len(docs) >= batch:
                 a, b = self._add(docs, dense)
@@ -94,7 +95,6 @@ class Corpus:
                 docs = []
         a, b = self._add(docs, dense)
         added_bm25, added_chroma = added_bm25 + a, added_chroma + b
-        passages = bar.n
         bar.close()
         if passages == 0:
             raise CorpusError(

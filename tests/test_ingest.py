@@ -1,0 +1,81 @@
+import json
+
+import pytest
+
+from activerag.errors import CorpusError
+from activerag.stores.bm25 import BM25Store
+from activerag.stores.corpus import Corpus
+from activerag.stores.documents import ReadReport, passage_id, read_corpus, split_passages
+
+
+def test_ids_are_content_hashes():
+    assert passage_id("T", "text") == passage_id("T", "text")
+    assert passage_id("T", "text") != passage_id("U", "text")
+    assert len(passage_id("T", "text")) == 20
+
+
+def test_long_texts_split_between_sentences():
+    text = " ".join(f"Sentence number {i} is here." for i in range(30))
+    parts = split_passages(text, max_words=20)
+    assert all(len(p.split()) <= 20 for p in parts)
+    assert " ".join(parts) == text
+    assert all(p.endswith(".") for p in parts)
+
+
+def test_readers_and_malformed_rows(tmp_path):
+    (tmp_path / "a.jsonl").write_text(
+        '{"title": "A", "text": "Alpha text."}\nnot json\n{"title": "B"}\n[1, 2]\n'
+        '{"contents": "Gamma text."}\n')
+    (tmp_path / "b.tsv").write_text("id\ttext\ttitle\n1\tBeta text.\tB\n2\n3\t\tC\n")
+    (tmp_path / "c.md").write_text("# Delta\n\nDelta body.\n\nMore delta.\n")
+    (tmp_path / "d.json").write_text(json.dumps([{"title": "E", "text": "Eps."}, 5]))
+    report = ReadReport()
+    docs = list(read_corpus(tmp_path, report=report))
+    got = sorted((d.metadata["title"], d.page_content) for d in docs)
+    assert got == [("", "Gamma text."), ("A", "Alpha text."), ("B", "Beta text."),
+                   ("Delta", "Delta body."), ("Delta", "More delta."), ("E", "Eps.")]
+    assert report.skipped == 6
+    assert any("not JSON" in p for p in report.problems)
+
+
+def test_dpr_tsv_without_header(tmp_path):
+    (tmp_path / "x.tsv").write_text("7\tSome text.\tTitle X\n8\tMore text.\tTitle Y\n")
+    docs = list(read_corpus(tmp_path / "x.tsv"))
+    assert [(d.metadata["title"], d.page_content) for d in docs] == [
+        ("Title X", "Some text."), ("Title Y", "More text.")]
+
+
+def test_empty_or_missing_corpus_is_refused(tmp_path):
+    (tmp_path / "empty.jsonl").write_text("\n\n")
+    with pytest.raises(CorpusError, match="no usable passages"):
+        Corpus(tmp_path / "store").ingest(tmp_path / "empty.jsonl", dense=False, progress=False)
+    with pytest.raises(CorpusError, match="does not exist"):
+        Corpus(tmp_path / "store").ingest(tmp_path / "nope.jsonl", dense=False, progress=False)
+    (tmp_path / "x.csv").write_text("a,b")
+    with pytest.raises(CorpusError, match="not one of"):
+        Corpus(tmp_path / "store").ingest(tmp_path / "x.csv", dense=False, progress=False)
+
+
+def test_ingesting_twice_adds_nothing_and_bm25_persists(tmp_path):
+    src = tmp_path / "c.jsonl"
+    src.write_text("".join(json.dumps({"title": f"T{i}", "text": f"Fact {i} about river {i}."})
+                           + "\n" for i in range(5)))
+    corpus = Corpus(tmp_path / "store")
+    first = corpus.ingest(src, dense=False, progress=False)
+    second = corpus.ingest(src, dense=False, progress=False)
+    assert (first.added_bm25, second.added_bm25, second.total) == (5, 0, 5)
+    assert (tmp_path / "store" / "punkt.json").exists()
+    reopened = BM25Store(tmp_path / "store" / "bm25")
+    assert len(reopened) == 5
+    top, score = reopened.search("river 3", 1)[0]
+    assert top.metadata["title"] == "T3" and score > 0
+
+
+def test_bm25_ranks_by_term_overlap_and_skips_zero_scores():
+    from activerag.stores.documents import make_document
+
+    store = BM25Store()
+    store.add([make_document("cats purr softly", "a"), make_document("dogs bark loudly", "b"),
+               make_document("birds sing", "c")])
+    assert [d.metadata["title"] for d, _ in store.search("loud dogs bark", 3)] == ["b"]
+    assert store.search("the", 3) == []
