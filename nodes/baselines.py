@@ -19,8 +19,9 @@ def make_generate(parts: Parts) -> Node:
         step = state.get("step", {})
         docs = step.get("documents", [])
         prompt = answer_prompt(state["question"], "", docs, ctx.prompt_format)
-        gen = await parts.lm_for(ctx).generate(prompt, max_tokens=ctx.max_answer_tokens)
-        spans = parts.splitter_for(ctx).spans(gen.text)[: ctx.max_sentences]
+        lm, splitter = await parts.lm_for(ctx), await parts.splitter_for(ctx)
+        gen = await lm.generate(prompt, max_tokens=ctx.max_answer_tokens)
+        spans = splitter.spans(gen.text)[: ctx.max_sentences]
         trace: list[StepTrace] = []
         for i, (s, e) in enumerate(spans):
             tokens = [(t.text, t.prob) for t in gen.tokens if s <= t.start < e]

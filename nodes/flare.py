@@ -50,8 +50,8 @@ async def _next_sentence(parts: Parts, state: FlareState, ctx: FlareContext,
                          with_docs: bool) -> Generation:
     docs = state.get("step", {}).get("documents", []) if with_docs else []
     prompt = answer_prompt(state["question"], state.get("answer", ""), docs, ctx.prompt_format)
-    splitter = parts.splitter_for(ctx)
-    return await parts.lm_for(ctx).generate(
+    lm, splitter = await parts.lm_for(ctx), await parts.splitter_for(ctx)
+    return await lm.generate(
         prompt, max_tokens=_remaining_tokens(state, ctx), cut=splitter.first_sentence_end
     )
 
@@ -89,7 +89,7 @@ def make_formulate_query(parts: Parts) -> Node:
         spans = low_confidence_spans(tokens, ctx.beta, draft)
         if not spans:
             return {"step": {"queries": [" ".join(draft.split()) or state["question"]]}}
-        lm = parts.lm_for(ctx)
+        lm = await parts.lm_for(ctx)
         passage = state.get("answer", "") + draft
         gens = await asyncio.gather(*[
             lm.generate(question_prompt(state["question"], passage, span, ctx.prompt_format),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,29 +38,34 @@ class Parts:
     retriever: BaseRetriever | None = None
     splitter: SentenceSplitter | None = None
 
-    def lm_for(self, ctx: FlareContext) -> LM:
+    # Making a component reads files or asks the server, so it runs off the event loop.
+
+    async def lm_for(self, ctx: FlareContext) -> LM:
         """The given LM, or a cached vLLM client for the context's endpoint and model."""
         if self.lm is not None:
             return self.lm
         key = (ctx.base_url, ctx.model)
-        with _lock:
-            if key not in _lms:
-                _lms[key] = VLLMClient(ctx.base_url, ctx.model or None)
-            return _lms[key]
+        if key not in _lms:
+            client = await asyncio.to_thread(VLLMClient, ctx.base_url, ctx.model or None)
+            with _lock:
+                _lms.setdefault(key, client)
+        return _lms[key]
 
-    def retriever_for(self, ctx: FlareContext) -> BaseRetriever:
+    async def retriever_for(self, ctx: FlareContext) -> BaseRetriever:
         """The given retriever, or one over the context's corpus and store."""
         if self.retriever is not None:
             return self.retriever
-        return _corpus(ctx.store_dir).retriever(ctx.retriever, ctx.k)  # type: ignore[attr-defined]
+        corpus = await asyncio.to_thread(_corpus, ctx.store_dir)
+        return await asyncio.to_thread(corpus.retriever, ctx.retriever, ctx.k)
 
-    def splitter_for(self, ctx: FlareContext) -> SentenceSplitter:
+    async def splitter_for(self, ctx: FlareContext) -> SentenceSplitter:
         """The given splitter, or Punkt trained on the context's corpus."""
         if self.splitter is not None:
             return self.splitter
-        return _corpus(ctx.store_dir).splitter()  # type: ignore[attr-defined]
+        corpus = await asyncio.to_thread(_corpus, ctx.store_dir)
+        return await asyncio.to_thread(corpus.splitter)
 
     async def search(self, ctx: FlareContext, query: str) -> list[Document]:
         """The top ctx.k documents for QUERY."""
-        docs = await self.retriever_for(ctx).ainvoke(query)
+        docs = await (await self.retriever_for(ctx)).ainvoke(query)
         return list(docs)[: ctx.k]

@@ -1,0 +1,69 @@
+"""The LangGraph dev server (what Studio connects to) runs the FLARE graph over HTTP."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from activerag.demo import load_demo_questions
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def dev_server(vllm_url, demo_store, tmp_path_factory):
+    port = _free_port()
+    log = tmp_path_factory.mktemp("langgraph") / "dev.log"
+    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1",
+           "LANGSMITH_TRACING": "false", "ACTIVERAG_BASE_URL": vllm_url,
+           "ACTIVERAG_STORE_DIR": str(demo_store)}
+    cli = Path(sys.executable).parent / "langgraph"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([str(cli), "dev", "--no-browser", "--no-reload", "--host",
+                                 "127.0.0.1", "--port", str(port)], cwd=ROOT, env=env,
+                                stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None:
+                pytest.fail(f"langgraph dev exited:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"langgraph dev did not answer on {url}:\n{log.read_text()[-3000:]}")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+async def test_dev_server_runs_flare(dev_server):
+    from langgraph_sdk import get_client
+
+    client = get_client(url=dev_server)
+    graph = await client.assistants.get_graph("flare")
+    nodes = {n["id"] for n in graph["nodes"]}
+    assert {"draft", "confidence_gate", "formulate_query", "retrieve", "regenerate",
+            "accept"} <= nodes
+    question = load_demo_questions()[0]["question"]
+    out = await client.runs.wait(None, "flare", input={"question": question},
+                                 context={"theta": 1.0, "max_sentences": 2})
+    assert out["answer"].strip()
+    assert 1 <= len(out["trace"]) <= 2
+    assert all(step["retrieved"] for step in out["trace"])

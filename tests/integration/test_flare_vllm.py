@@ -1,0 +1,79 @@
+"""FLARE end to end against the real vLLM server and the real demo stores."""
+
+import httpx
+import pytest
+
+from activerag.context import FlareContext
+from activerag.demo import load_demo_questions
+from activerag.graphs.flare import build_flare_graph
+from activerag.nodes.prompts import answer_prompt
+from activerag.stores.corpus import Corpus
+
+pytestmark = pytest.mark.integration
+
+
+async def test_flare_trace_agrees_with_real_logprobs_and_theta(vllm_url, demo_store):
+    ctx = FlareContext(base_url=vllm_url, store_dir=str(demo_store), theta=0.5, max_sentences=4)
+    graph = build_flare_graph()
+    question = load_demo_questions()[0]["question"]
+    out = await graph.ainvoke({"question": question}, context=ctx)
+
+    trace = out["trace"]
+    assert 1 <= len(trace) <= ctx.max_sentences
+    assert out["answer"].strip()
+    for step in trace:
+        assert step["draft_tokens"], "every draft carries its token probabilities"
+        assert step["min_prob"] == min(p for _, p in step["draft_tokens"])
+        assert step["retrieved"] == (step["min_prob"] < ctx.theta)
+        if step["retrieved"]:
+            assert step["queries"] and len(step["doc_ids"]) == ctx.k
+    regenerations = sum(s["retrieved"] for s in trace)
+    assert out["lm_calls"] == len(trace) + regenerations
+    assert out["retrievals"] == 1 + regenerations
+    assert out["generated_tokens"] >= out["answer_tokens"]
+
+    # The first draft, re-requested without streaming, has the same tokens and probabilities.
+    corpus = Corpus(demo_store)
+    docs = await corpus.retriever("bm25", ctx.k).ainvoke(question)
+    first = trace[0]["draft_tokens"]
+    resp = httpx.post(f"{vllm_url}/completions", timeout=120, json={
+        "model": "SmolLM2-135M-Instruct", "prompt": answer_prompt(question, "", docs),
+        "max_tokens": len(first), "temperature": 0, "logprobs": 1})
+    lp = resp.json()["choices"][0]["logprobs"]
+    assert lp["tokens"] == [t for t, _ in first]
+    import math
+    for (_, p), ref in zip(first, lp["token_logprobs"], strict=True):
+        assert p == pytest.approx(math.exp(ref), abs=2e-3)
+
+
+async def test_theta_ends_of_the_scale_on_the_real_server(vllm_url, demo_store):
+    question = load_demo_questions()[1]["question"]
+    graph = build_flare_graph()
+    never = await graph.ainvoke({"question": question}, context=FlareContext(
+        base_url=vllm_url, store_dir=str(demo_store), theta=0.0, max_sentences=3))
+    always = await graph.ainvoke({"question": question}, context=FlareContext(
+        base_url=vllm_url, store_dir=str(demo_store), theta=1.0, max_sentences=3))
+    assert not any(s["retrieved"] for s in never["trace"])
+    assert all(s["retrieved"] for s in always["trace"])
+
+
+async def test_sentence_stop_pays_for_little_beyond_the_sentence(vllm_url, demo_store):
+    ctx = FlareContext(base_url=vllm_url, store_dir=str(demo_store), theta=0.0, max_sentences=3)
+    out = await build_flare_graph().ainvoke({"question": load_demo_questions()[2]["question"]},
+                                            context=ctx)
+    # one token past each sentence boundary lets Punkt see that a new sentence began
+    assert out["generated_tokens"] <= out["answer_tokens"] + 2 * len(out["trace"])
+
+
+async def test_streaming_shows_each_sentence_as_it_is_decided(vllm_url, demo_store):
+    ctx = FlareContext(base_url=vllm_url, store_dir=str(demo_store), max_sentences=3)
+    seen = []
+    final = None
+    async for mode, chunk in build_flare_graph().astream(
+            {"question": load_demo_questions()[3]["question"]}, context=ctx,
+            stream_mode=["custom", "values"]):
+        if mode == "custom":
+            seen.append(chunk["sentence"]["sentence"])
+        else:
+            final = chunk
+    assert seen and seen == [s["sentence"] for s in final["trace"]]

@@ -1,0 +1,38 @@
+"""Errors of the LM client against the real server (and one against a refusing port)."""
+
+import pytest
+
+from activerag.errors import LMServerUnreachable, ModelMismatch, PromptTooLong
+from activerag.lm import VLLMClient
+
+pytestmark = pytest.mark.integration
+
+
+def test_unreachable_server_names_the_fix():
+    with pytest.raises(LMServerUnreachable, match="activerag serve"):
+        VLLMClient("http://127.0.0.1:9/v1")
+
+
+async def test_model_mismatch(vllm_url):
+    client = VLLMClient(vllm_url, model="no-such-model")
+    with pytest.raises(ModelMismatch, match="no-such-model"):
+        client.check()
+    with pytest.raises(ModelMismatch, match="does not serve"):
+        await client.generate("Hello", max_tokens=2)
+
+
+async def test_prompt_longer_than_the_context(vllm_url):
+    client = VLLMClient(vllm_url)
+    with pytest.raises(PromptTooLong, match="lower k"):
+        await client.generate("word " * 5000, max_tokens=8)
+
+
+async def test_real_generation_carries_logprobs_and_offsets(vllm_url):
+    client = VLLMClient(vllm_url)
+    gen = await client.generate("<|im_start|>user\nCount: one, two,<|im_end|>\n"
+                                "<|im_start|>assistant\n", max_tokens=12)
+    assert gen.tokens
+    assert gen.generated_tokens == len(gen.tokens)
+    assert "".join(t.text for t in gen.tokens) == gen.text
+    assert [t.start for t in gen.tokens] == sorted(t.start for t in gen.tokens)
+    assert all(0.0 < t.prob <= 1.0 for t in gen.tokens)
