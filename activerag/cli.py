@@ -12,6 +12,7 @@ from typing import Any
 
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError
+from activerag.report import format_step
 from activerag.settings import Settings
 
 
@@ -46,18 +47,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def _print_trace(step: dict[str, Any]) -> None:
-    mp = step["min_prob"]
-    flag = "RETRIEVED" if step["retrieved"] else "kept"
-    print(f"[{step['index']}] min p={mp if mp is None else round(mp, 3)}  {flag}")
-    if step["retrieved"]:
-        print(f"    draft:   {step['draft'].strip()}")
-    if step["queries"]:
-        print(f"    queries: {step['queries']}")
-    if step["doc_titles"]:
-        docs = ", ".join(f"{t} ({i[:8]})" for t, i in zip(step["doc_titles"], step["doc_ids"],
-                                                         strict=True))
-        print(f"    docs:    {docs}")
-    print(f"    => {step['sentence']}")
+    print(format_step(step))
 
 
 async def _ask(args: argparse.Namespace, settings: Settings) -> int:

@@ -1,0 +1,28 @@
+"""Human-readable rendering of traces."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def format_step(step: Mapping[str, Any]) -> str:
+    """One accepted sentence: its lowest token probability, the retrieval decision, the docs."""
+    mp = step["min_prob"]
+    flag = "RETRIEVED" if step["retrieved"] else "kept"
+    lines = [f"[{step['index']}] min p={'-' if mp is None else round(mp, 3)}  {flag}"]
+    if step["retrieved"]:
+        lines.append(f"    draft:   {step['draft'].strip()}")
+    if step["queries"]:
+        lines.append(f"    queries: {step['queries']}")
+    if step["doc_titles"]:
+        docs = ", ".join(f"{t} ({i[:8]})" for t, i in zip(step["doc_titles"], step["doc_ids"],
+                                                         strict=True))
+        lines.append(f"    docs:    {docs}")
+    lines.append(f"    => {step['sentence']}")
+    return "\n".join(lines)
+
+
+def format_trace(trace: list[Mapping[str, Any]]) -> str:
+    """Every step of a trace."""
+    return "\n".join(format_step(s) for s in trace)

@@ -1,0 +1,24 @@
+"""The quickstart notebook executes top to bottom against the real server."""
+
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+pytestmark = pytest.mark.integration
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb"
+
+
+def test_quickstart_notebook_runs(vllm_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("ACTIVERAG_BASE_URL", vllm_url)
+    monkeypatch.setenv("ACTIVERAG_STORE_DIR", str(tmp_path / "store"))
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={
+        "metadata": {"path": str(tmp_path)}}).execute()
+    outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                      for o in c.get("outputs", []))
+    assert "added 330 to BM25" in outputs
+    assert "min p=" in outputs and "=>" in outputs
+    assert "lm_calls" in outputs
