@@ -18,7 +18,7 @@ class FlareContext:
     theta: float = 0.8
     """Retrieve when any draft token has probability below theta (0: never, 1: always)."""
     beta: float = 0.4
-    """Implicit queries mask draft tokens with probability below beta; explicit ones ask about them."""
+    """Implicit queries mask draft tokens below beta; explicit ones ask about those spans."""
     k: int = 2
     """Documents retrieved per step (the paper's top-k for 2WikiMultihopQA)."""
     query_formulation: Literal["implicit", "explicit"] = "implicit"

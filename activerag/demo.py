@@ -10,6 +10,7 @@ import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 DATA = Path(__file__).parent / "data"
 DEMO_CORPUS = DATA / "demo_corpus.jsonl"
@@ -37,12 +38,12 @@ def _word(rng: random.Random, syllables: int) -> str:
 class World:
     """The invented entities and their facts."""
 
-    countries: list[dict]
-    cities: list[dict]
-    people: list[dict]
-    companies: list[dict]
-    films: list[dict]
-    rivers: list[dict]
+    countries: list[dict[str, Any]]
+    cities: list[dict[str, Any]]
+    people: list[dict[str, Any]]
+    companies: list[dict[str, Any]]
+    films: list[dict[str, Any]]
+    rivers: list[dict[str, Any]]
 
 
 def build_world(seed: int = 7) -> World:
@@ -57,10 +58,10 @@ def build_world(seed: int = 7) -> World:
                 used.add(w)
                 return w
 
-    countries = [{"name": name(2) + "ia", "language": LANGUAGES[i],
+    countries: list[dict[str, Any]] = [{"name": name(2) + "ia", "language": LANGUAGES[i],
                   "founded": rng.randint(1400, 1900)} for i in range(10)]
     rivers = [{"name": name(2) + " River", "length": rng.randint(90, 2400)} for _ in range(20)]
-    cities = []
+    cities: list[dict[str, Any]] = []
     for i in range(40):
         country = countries[i % len(countries)]
         cities.append({"name": name(rng.choice([2, 3])), "country": country["name"],
@@ -68,24 +69,26 @@ def build_world(seed: int = 7) -> World:
                        "population": rng.randint(12, 900) * 1000})
     for c in countries:
         c["capital"] = next(x["name"] for x in cities if x["country"] == c["name"])
-    people = []
+    people: list[dict[str, Any]] = []
     for _ in range(80):
         born = rng.randint(1820, 1960)
         people.append({"name": f"{name(2)} {name(2)}", "born": born,
                        "died": born + rng.randint(45, 95), "birthplace": rng.choice(cities)["name"],
                        "deathplace": rng.choice(cities)["name"],
                        "occupation": rng.choice(OCCUPATIONS)})
-    companies = []
+    companies: list[dict[str, Any]] = []
     for _ in range(50):
         founder = rng.choice(people)
         companies.append({"name": f"{name(2)} {rng.choice(['Works', 'Company', 'Guild'])}",
                           "founder": founder["name"], "hq": rng.choice(cities)["name"],
                           "founded": founder["born"] + rng.randint(22, 40),
                           "product": rng.choice(PRODUCTS)})
-    films = []
+    films: list[dict[str, Any]] = []
     for _ in range(50):
         director = rng.choice(people)
-        films.append({"name": f"The {name(2)} {rng.choice(['Bridge', 'Winter', 'Garden', 'Letter'])}",
+        title = name(2)
+        noun = rng.choice(["Bridge", "Winter", "Garden", "Letter"])
+        films.append({"name": f"The {title} {noun}",
                       "director": director["name"], "year": director["born"] + rng.randint(25, 45),
                       "genre": rng.choice(GENRES), "setting": rng.choice(cities)["name"]})
     return World(countries, cities, people, companies, films, rivers)
@@ -167,4 +170,5 @@ def load_demo_questions() -> list[dict]:
 
 
 if __name__ == "__main__":
-    print("wrote %d paragraphs and %d questions" % write_demo())
+    n_paragraphs, n_questions = write_demo()
+    print(f"wrote {n_paragraphs} paragraphs and {n_questions} questions")

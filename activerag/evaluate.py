@@ -11,7 +11,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langgraph.graph.state import CompiledStateGraph
 from tqdm import tqdm
 
 from activerag.context import FlareContext
@@ -101,7 +100,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-async def evaluate(graphs: dict[str, CompiledStateGraph], examples: list[Example],
+async def evaluate(graphs: dict[str, Any], examples: list[Example],
                    context: FlareContext, concurrency: int = 4,
                    progress: bool = True) -> dict[str, Any]:
     """Run every graph on every example, CONCURRENCY at a time; return rows and summaries."""
@@ -109,7 +108,7 @@ async def evaluate(graphs: dict[str, CompiledStateGraph], examples: list[Example
     bar = tqdm(total=len(graphs) * len(examples), desc="eval", disable=not progress,
                file=sys.stderr)
 
-    async def one(method: str, graph: CompiledStateGraph, ex: Example) -> dict[str, Any]:
+    async def one(method: str, graph: Any, ex: Example) -> dict[str, Any]:
         async with sem:
             start = time.perf_counter()
             out = await graph.ainvoke({"question": ex.question}, context=context)

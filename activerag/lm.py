@@ -7,7 +7,9 @@ warns on import that langchain-community is being sunset, and it adds nothing we
 
 from __future__ import annotations
 
+import asyncio
 import math
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -15,6 +17,7 @@ from typing import Any, Protocol
 import httpx
 import openai
 from langchain_openai import OpenAI
+from pydantic import SecretStr
 
 from activerag.errors import (
     ActiveRagError,
@@ -121,14 +124,18 @@ class VLLMClient:
         self.timeout = timeout
         self.top_logprobs = top_logprobs
         self.model = model or self._served_model()
-        self._llm = OpenAI(
-            base_url=self.base_url,
-            model=self.model,
-            api_key="EMPTY",
-            temperature=0.0,
-            max_retries=0,
-            timeout=timeout,
+        self._llms: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, OpenAI] = (
+            weakref.WeakKeyDictionary()
         )
+
+    def _llm(self) -> OpenAI:
+        """The LangChain model for the running event loop (its HTTP pool is bound to one loop)."""
+        loop = asyncio.get_running_loop()
+        if loop not in self._llms:
+            self._llms[loop] = OpenAI(base_url=self.base_url, model=self.model,
+                                      api_key=SecretStr("EMPTY"), temperature=0.0,
+                                      max_retries=0, timeout=self.timeout)
+        return self._llms[loop]
 
     def _served_model(self) -> str:
         from activerag.server import server_models
@@ -179,7 +186,7 @@ class VLLMClient:
             # LangChain's astream cannot be closed early without leaking the HTTP stream, so
             # the sentence-bounded call streams through the model's own configured client;
             # closing it makes vLLM abort the request, so no token past the cut is paid for.
-            stream = await self._llm.async_client.create(**params)
+            stream = await self._llm().async_client.create(**params)
             async with stream:
                 async for chunk in stream:
                     if not chunk.choices:

@@ -76,7 +76,7 @@ def convert_gguf(gguf: Path, out_dir: Path) -> Path:
         gguf.parent, gguf_file=gguf.name, dtype=torch.float32
     )
     # The weights are dequantised to float32 on load; saving must not re-quantise them.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     partial = out_dir.with_name(out_dir.name + ".partial")

@@ -36,7 +36,7 @@ class Settings(BaseModel):
             "store_dir": os.environ.get("ACTIVERAG_STORE_DIR"),
             "chroma_url": os.environ.get("ACTIVERAG_CHROMA_URL"),
         }
-        return cls(**{k: v for k, v in env.items() if v})
+        return cls.model_validate({k: v for k, v in env.items() if v})
 
     @property
     def url(self) -> str:

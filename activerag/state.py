@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated
+from typing import Annotated, NotRequired
 
 from langchain_core.documents import Document
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 
 class StepTrace(TypedDict):

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from activerag.graphs.flare import LM_RETRY
+from activerag.nodes import flare
+from activerag.nodes.baselines import make_generate
+from activerag.nodes.parts import Parts
 from langchain_core.retrievers import BaseRetriever
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from activerag.context import FlareContext
-from activerag.graphs.flare import LM_RETRY
 from activerag.lm import LM
-from activerag.nodes import flare
-from activerag.nodes.baselines import make_generate
-from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
 from activerag.state import FlareInput, FlareOutput, FlareState
 
@@ -23,8 +23,11 @@ def build_single_graph(
     *,
     retrieval: bool = True,
     name: str | None = None,
-) -> CompiledStateGraph:
-    """Retrieve once with the question, then generate the whole answer (retrieval=False: no docs)."""
+) -> CompiledStateGraph[FlareState, FlareContext, FlareInput, FlareOutput]:
+    """Retrieve once with the question, then generate the whole answer.
+
+    With retrieval=False this is the no-retrieval baseline.
+    """
     parts = Parts(lm=lm, retriever=retriever, splitter=splitter)
     g = StateGraph(FlareState, context_schema=FlareContext, input_schema=FlareInput,
                    output_schema=FlareOutput)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from activerag.nodes import flare
+from activerag.nodes.parts import Parts
 from langchain_core.retrievers import BaseRetriever
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -10,8 +12,6 @@ from langgraph.types import RetryPolicy
 from activerag.context import FlareContext
 from activerag.errors import LMServerUnreachable
 from activerag.lm import LM, LMServerError
-from activerag.nodes import flare
-from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
 from activerag.state import FlareInput, FlareOutput, FlareState
 
@@ -28,7 +28,7 @@ def build_flare_graph(
     gate: flare.Node | None = None,
     formulate_query: flare.Node | None = None,
     name: str = "flare",
-) -> CompiledStateGraph:
+) -> CompiledStateGraph[FlareState, FlareContext, FlareInput, FlareOutput]:
     """Compile FLARE-direct; pass any component or node to swap it, None for the default.
 
     Unset components are made per run from the context (endpoint, model, store).

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from langgraph.runtime import Runtime
-
-from activerag.context import FlareContext
 from activerag.nodes.flare import Node, Update
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import answer_prompt
+from langgraph.runtime import Runtime
+
+from activerag.context import FlareContext
 from activerag.state import FlareState, StepTrace
 
 

@@ -10,13 +10,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-from langgraph.config import get_stream_writer
-from langgraph.graph import END
-from langgraph.runtime import Runtime
-
-from activerag.context import FlareContext
-from activerag.errors import EmptyQuestion
-from activerag.lm import Generation
 from activerag.nodes.logic import (
     interleave,
     low_confidence_spans,
@@ -25,6 +18,12 @@ from activerag.nodes.logic import (
 )
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import answer_prompt, question_prompt
+from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
+
+from activerag.context import FlareContext
+from activerag.errors import EmptyQuestion
+from activerag.lm import Generation
 from activerag.state import FlareState, StepTrace
 
 Update = dict[str, Any]
@@ -179,4 +178,4 @@ def route_after_gate(state: FlareState) -> Literal["formulate_query", "accept"]:
 
 def route_after_accept(state: FlareState) -> Literal["draft", "__end__"]:
     """Draft the next sentence until the answer is done."""
-    return END if state.get("done") else "draft"
+    return "__end__" if state.get("done") else "draft"

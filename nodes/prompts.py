@@ -25,7 +25,8 @@ DOCUMENT_LINE = "[{n}] {title}: {text}"
 QUESTION_LINE = "Question: {question}"
 # FLARE §3.2.2: the question-generation prompt for a low-confidence span.
 ASK_FOR_SPAN = (
-    'Given the above passage, ask a question to which the answer is the term/entity/phrase "{span}".'
+    "Given the above passage, ask a question to which the answer is "
+    'the term/entity/phrase "{span}".'
 )
 QUESTION_GEN_INSTRUCTION = "Write one short question and nothing else."
 

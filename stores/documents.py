@@ -171,8 +171,8 @@ def read_corpus(path: Path, max_words: int = 120,
                 report: ReadReport | None = None) -> Iterator[Document]:
     """Yield the passages of every file at PATH; malformed rows are counted in REPORT."""
     report = report if report is not None else ReadReport()
-    readers = {".jsonl": _records_jsonl, ".json": _records_json, ".tsv": _records_tsv, ".txt": _records_text,
-               ".md": _records_text}
+    readers = {".jsonl": _records_jsonl, ".json": _records_json, ".tsv": _records_tsv,
+               ".txt": _records_text, ".md": _records_text}
     for file in corpus_files(path):
         for title, text in readers[file.suffix](file, report):
             report.rows += 1

@@ -1,15 +1,15 @@
 """Routing of the FLARE graph with a scripted LM whose token probabilities the tests choose."""
 
 import pytest
+from activerag.graphs.flare import build_flare_graph
+from activerag.stores.base import StoreRetriever
+from activerag.stores.bm25 import BM25Store
+from activerag.stores.documents import make_document
 from scripted import ScriptedLM, sentence
 
 from activerag.context import FlareContext
 from activerag.errors import EmptyQuestion
-from activerag.graphs.flare import build_flare_graph
 from activerag.sentences import SentenceSplitter
-from activerag.stores.base import StoreRetriever
-from activerag.stores.bm25 import BM25Store
-from activerag.stores.documents import make_document
 
 QUESTION = "Where was Alpha Beta born?"
 
@@ -70,7 +70,8 @@ async def test_later_drafts_see_no_documents_and_continue_the_answer():
     out = await run(lm, theta=0.5)
     assert [s["sentence"] for s in out["trace"]] == [
         "Alpha was born in Kelmor.", "Kelmor lies on a river.", "So the answer is Kelmor."]
-    assert out["answer"] == "Alpha was born in Kelmor. Kelmor lies on a river. So the answer is Kelmor."
+    assert out["answer"] == ("Alpha was born in Kelmor. Kelmor lies on a river. "
+                             "So the answer is Kelmor.")
     assert "Search results:" in lm.prompts[0]
     assert "Search results:" not in lm.prompts[1]
     assert lm.prompts[1].endswith("Alpha was born in Kelmor.")

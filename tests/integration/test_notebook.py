@@ -1,6 +1,5 @@
 """The quickstart notebook executes top to bottom against the real server."""
 
-import os
 from pathlib import Path
 
 import nbformat
