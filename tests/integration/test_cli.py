@@ -1,0 +1,40 @@
+"""The command line against the real server and the demo store."""
+
+import json
+
+import pytest
+
+from activerag.cli import main
+
+pytestmark = pytest.mark.integration
+
+
+def test_ask_json(vllm_url, demo_store, capsys):
+    rc = main(["ask", "--json", "--theta", "1.0", "--max-sentences", "2", "--base-url", vllm_url,
+               "--store", str(demo_store), "In which country are the headquarters of Shatil Guild?"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["answer"].strip()
+    assert all(step["retrieved"] for step in out["trace"])
+    assert out["lm_calls"] == 2 * len(out["trace"])
+
+
+def test_ask_reports_bad_input_without_a_traceback(vllm_url, demo_store, capsys):
+    assert main(["ask", "  ", "--base-url", vllm_url, "--store", str(demo_store)]) == 2
+    assert "question is empty" in capsys.readouterr().err
+
+
+def test_eval_on_demo_questions(vllm_url, demo_store, tmp_path, capsys):
+    out_file = tmp_path / "run.json"
+    rc = main(["eval", "--dataset", "demo", "--n", "2", "--methods", "flare,single,none",
+               "--max-sentences", "3", "--base-url", vllm_url, "--store", str(demo_store),
+               "--out", str(out_file)])
+    assert rc == 0
+    result = json.loads(out_file.read_text())
+    summary = result["summary"]
+    assert set(summary) == {"flare", "single", "none"}
+    assert summary["none"]["retrievals"] == 0 and summary["single"]["retrievals"] == 2
+    assert summary["single"]["lm_calls"] == 2
+    assert summary["flare"]["lm_calls"] >= 2
+    assert 0.0 <= summary["flare"]["retrieval_rate"] <= 1.0
+    assert summary["single"]["gold_title_recall"] > 0
