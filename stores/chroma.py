@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import numpy as np
 from langchain_core.documents import Document
 
 from activerag.errors import ActiveRagError, CorpusError, ModelFileMissing
@@ -44,12 +45,13 @@ class MiniLMEmbedding:
             self._model = SentenceTransformer(str(self.path), device="cpu")
         return self._model
 
-    def __call__(self, input: list[str]) -> list[list[float]]:  # noqa: A002 (Chroma's name)
+    def __call__(self, input: list[str]) -> list[Any]:  # noqa: A002 (Chroma's name)
+        """Unit-length float32 vectors, one numpy array per text (Chroma's Embeddings type)."""
         vectors = self._encoder().encode(list(input), batch_size=64, normalize_embeddings=True,
-                                         show_progress_bar=False)
-        return [v.tolist() for v in vectors]
+                                         show_progress_bar=False, convert_to_numpy=True)
+        return [v.astype(np.float32) for v in vectors]
 
-    def embed_query(self, input: list[str]) -> list[list[float]]:  # noqa: A002
+    def embed_query(self, input: list[str]) -> list[Any]:  # noqa: A002
         return self(input)
 
     @staticmethod

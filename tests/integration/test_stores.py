@@ -34,3 +34,50 @@ async def test_retrievers_are_langchain_retrievers_with_scores(demo_store):
         assert len(docs) == 2
         assert docs[0].metadata["score"] >= docs[1].metadata["score"]
         assert docs[0].id and docs[0].metadata["title"]
+
+
+@pytest.fixture
+def chroma_server(tmp_path):
+    """A real Chroma server (`chroma run`) on a free port."""
+    import shutil
+    import socket
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cli = shutil.which("chroma", path=str(Path(sys.executable).parent)) or "chroma"
+    proc = subprocess.Popen([cli, "run", "--path", str(tmp_path / "srv"), "--host", "127.0.0.1",
+                             "--port", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(60):
+            try:
+                httpx.get(f"{url}/api/v2/heartbeat", timeout=1).raise_for_status()
+                break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("chroma run did not answer")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_chroma_server_store(chroma_server, tmp_path):
+    from activerag.stores.documents import make_document
+
+    docs = [make_document("Kelmor lies on the Vedria River.", "Kelmor"),
+            make_document("Gepu is a small mountain town.", "Gepu")]
+    store = ChromaStore(url=chroma_server)
+    assert store.add(docs) == 2
+    assert ChromaStore(url=chroma_server).add(docs) == 0
+    hit, score = ChromaStore(url=chroma_server).search("Which river runs through Kelmor?", 1)[0]
+    assert hit.metadata["title"] == "Kelmor" and 0 < score <= 1
