@@ -10,8 +10,9 @@ pytestmark = pytest.mark.integration
 
 
 def test_ask_json(vllm_url, demo_store, capsys):
+    question = "In which country are the headquarters of Shatil Guild?"
     rc = main(["ask", "--json", "--theta", "1.0", "--max-sentences", "2", "--base-url", vllm_url,
-               "--store", str(demo_store), "In which country are the headquarters of Shatil Guild?"])
+               "--store", str(demo_store), question])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert out["answer"].strip()
