@@ -60,6 +60,8 @@ class Generation:
     """The model ended its output here (end-of-sequence or a stop string)."""
     generated_tokens: int = 0
     """Tokens the server generated for this call, including any cut away."""
+    stop_reason: str | None = None
+    """The stop string that ended generation, if one did."""
     prompt: str = field(default="", repr=False)
 
 
@@ -82,6 +84,10 @@ class LM(Protocol):
         stop: list[str] | None = None,
         logit_bias: dict[int, float] | None = None,
     ) -> Generation: ...
+
+    async def token_ids(self, text: str) -> list[int]:
+        """Token ids of TEXT in the model's vocabulary (for logit biases)."""
+        ...
 
 
 def _translate(exc: Exception, base_url: str, model: str) -> ActiveRagError:
@@ -182,6 +188,7 @@ class VLLMClient:
         tokens: list[Token] = []
         end: int | None = None
         finish: str | None = None
+        stop_reason: str | None = None
         try:
             # LangChain's astream cannot be closed early without leaking the HTTP stream, so
             # the sentence-bounded call streams through the model's own configured client;
@@ -196,6 +203,8 @@ class VLLMClient:
                             "finish_reason": choice.finish_reason}
                     tokens.extend(_tokens_of(choice.text, info, len(text), self.base_url))
                     finish = choice.finish_reason or finish
+                    reason = (choice.model_extra or {}).get("stop_reason")
+                    stop_reason = reason if isinstance(reason, str) else stop_reason
                     text += choice.text
                     if cut is not None and finish is None:
                         end = cut(text, False)
@@ -210,11 +219,28 @@ class VLLMClient:
             end = len(text)
         finished = finish == "stop" and end >= len(text.rstrip())
         kept_text, kept = trim(text, tokens, end)
-        return Generation(kept_text, kept, finished, generated, prompt)
+        return Generation(kept_text, kept, finished, generated, stop_reason, prompt)
+
+    async def token_ids(self, text: str) -> list[int]:
+        """Token ids of TEXT, from vLLM's /tokenize endpoint."""
+        url = self.base_url.removesuffix("/v1") + "/tokenize"
+        try:
+            async with httpx.AsyncClient(timeout=self.timeout) as http:
+                resp = await http.post(url, json={"model": self.model, "prompt": text,
+                                                  "add_special_tokens": False})
+                resp.raise_for_status()
+        except httpx.HTTPError as exc:
+            raise _translate(exc, self.base_url, self.model) from exc
+        return list(resp.json()["tokens"])
 
 
 def _tokens_of(piece: str, info: dict[str, Any] | None, base: int, url: str) -> list[Token]:
-    """Tokens of one streamed chunk, with offsets into the whole generation."""
+    """Tokens of one streamed chunk, with offsets into the whole generation.
+
+    vLLM's text_offset counts from the start of the generation. The chunk's own text can lag
+    its tokens (text that might begin a stop string is held back), so the offsets, not the
+    text received so far, place the tokens; BASE serves only when offsets are missing.
+    """
     lp = (info or {}).get("logprobs")
     if lp is None:
         if piece or (info or {}).get("finish_reason") is None:
@@ -224,11 +250,12 @@ def _tokens_of(piece: str, info: dict[str, Any] | None, base: int, url: str) -> 
                 "and start it with --max-logprobs >= 1"
             )
         return []
-    offsets = lp.get("text_offset") or [0] * len(lp["tokens"])
-    first = offsets[0] if offsets else 0
-    out = []
-    for tok, logprob, off in zip(lp["tokens"], lp["token_logprobs"], offsets, strict=True):
-        if logprob is None:
-            continue
-        out.append(Token(tok, float(logprob), base + off - first))
-    return out
+    offsets = lp.get("text_offset")
+    if not offsets:
+        offsets, pos = [], base
+        for tok in lp["tokens"]:
+            offsets.append(pos)
+            pos += len(tok)
+    return [Token(tok, float(logprob), off)
+            for tok, logprob, off in zip(lp["tokens"], lp["token_logprobs"], offsets, strict=True)
+            if logprob is not None]

@@ -22,12 +22,13 @@ class ScriptedLM:
     replies: list[Script]
     model: str = "scripted"
     prompts: list[str] = field(default_factory=list)
-    ended: list[bool] = field(default_factory=list)
+    calls: list[dict] = field(default_factory=list)
 
     async def generate(self, prompt: str, *, max_tokens: int, cut: CutFn | None = None,
                        stop: list[str] | None = None,
                        logit_bias: dict[int, float] | None = None) -> Generation:
         self.prompts.append(prompt)
+        self.calls.append({"max_tokens": max_tokens, "stop": stop, "logit_bias": logit_bias})
         if not self.replies:
             raise AssertionError(f"the scripted LM ran out of replies; prompt:\n{prompt}")
         script = list(self.replies.pop(0))[:max_tokens]
@@ -40,11 +41,19 @@ class ScriptedLM:
                 if end is not None:
                     break
         finished = end is None and len(script) < max_tokens
+        stop_reason = None
+        hits = [(text.find(s), s) for s in stop or [] if s in text]
+        if end is None and hits:
+            end, stop_reason = min(hits)
+            finished = True
         if end is None:
             end = cut(text, True) if cut is not None else len(text)
             end = len(text) if end is None else end
         return Generation(text[:end], [t for t in tokens if t.start < end], finished,
-                          len(tokens), prompt)
+                          len(tokens), stop_reason, prompt)
+
+    async def token_ids(self, text: str) -> list[int]:
+        return [1000 + ord(ch) for ch in text]
 
 
 def sentence(text: str, prob: float = 0.95, low: dict[str, float] | None = None) -> Script:

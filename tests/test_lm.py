@@ -15,11 +15,16 @@ def test_trim_cuts_text_and_drops_tokens_past_the_end():
     assert t.prob == pytest.approx(math.exp(-0.2))
 
 
-def test_stream_chunk_offsets_are_relative_to_the_whole_generation():
-    info = {"logprobs": {"tokens": [" a", "b"], "token_logprobs": [-1.0, -2.0],
-                         "text_offset": [40, 42]}, "finish_reason": None}
-    toks = _tokens_of(" ab", info, base=10, url="u")
-    assert [(t.text, t.start) for t in toks] == [(" a", 10), ("b", 12)]
+def test_stream_chunk_offsets_come_from_the_server_not_the_lagging_text():
+    # with a stop string the chunk's text lags its token: offsets still place it right
+    info = {"logprobs": {"tokens": [" 6"], "token_logprobs": [-1.0], "text_offset": [4]},
+            "finish_reason": None}
+    assert [(t.text, t.start) for t in _tokens_of("", info, base=2, url="u")] == [(" 6", 4)]
+    # without offsets, tokens are laid end to end from BASE
+    info = {"logprobs": {"tokens": [" a", "b"], "token_logprobs": [-1.0, -2.0]},
+            "finish_reason": None}
+    assert [(t.text, t.start) for t in _tokens_of(" ab", info, 10, "u")] == [(" a", 10),
+                                                                           ("b", 12)]
 
 
 def test_text_without_logprobs_is_an_error_that_says_what_to_do():

@@ -36,3 +36,11 @@ async def test_real_generation_carries_logprobs_and_offsets(vllm_url):
     assert "".join(t.text for t in gen.tokens) == gen.text
     assert [t.start for t in gen.tokens] == sorted(t.start for t in gen.tokens)
     assert all(0.0 < t.prob <= 1.0 for t in gen.tokens)
+
+
+async def test_stop_string_trims_tokens_by_offset(vllm_url):
+    client = VLLMClient(vllm_url)
+    gen = await client.generate("1, 2, 3, 4,", max_tokens=30, stop=[" 7"])
+    assert gen.text == " 5, 6,"
+    assert gen.stop_reason == " 7"
+    assert "".join(t.text for t in gen.tokens) == gen.text
