@@ -16,13 +16,6 @@ from activerag.report import format_step
 from activerag.settings import Settings
 
 
-def _graphs() -> dict[str, Any]:
-    from activerag.graphs.baselines import no_retrieval_graph, single_graph
-    from activerag.graphs.flare import graph
-
-    return {"flare": graph, "single": single_graph, "none": no_retrieval_graph}
-
-
 def _context(args: argparse.Namespace, settings: Settings) -> FlareContext:
     given = {f.name: getattr(args, f.name) for f in fields(FlareContext)
              if getattr(args, f.name, None) is not None}
@@ -41,6 +34,11 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retriever", choices=["bm25", "chroma"])
     p.add_argument("--max-sentences", dest="max_sentences", type=int)
     p.add_argument("--prompt-format", dest="prompt_format", choices=["chatml", "plain"])
+    p.add_argument("--prompts", dest="prompt_set", choices=["default", "paper"],
+                   help="exemplars: the library's own or the paper's (from $ACTIVERAG_DATA)")
+    p.add_argument("--window", dest="window_tokens", type=int, help="previous-window size l")
+    p.add_argument("--query-tokens", dest="query_tokens", type=int,
+                   help="previous-window query: 0 previous window, N last N tokens, -1 all")
     p.add_argument("--base-url", dest="base_url", help="OpenAI-compatible server URL (…/v1)")
     p.add_argument("--model", help="served model name (default: the one the server serves)")
     p.add_argument("--store", dest="store_dir", help="corpus folder")
@@ -51,8 +49,9 @@ def _print_trace(step: dict[str, Any]) -> None:
 
 
 async def _ask(args: argparse.Namespace, settings: Settings) -> int:
-    graph = _graphs()[args.method]
-    ctx = _context(args, settings)
+    from activerag.graphs.methods import method
+
+    graph, ctx = method(args.method, _context(args, settings))
     final: dict[str, Any] = {}
     async for mode, chunk in graph.astream({"question": args.question}, context=ctx,
                                            stream_mode=["custom", "values"]):
@@ -64,7 +63,7 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> int:
         keys = ("question", "answer", "trace", "lm_calls", "generated_tokens", "retrievals")
         print(json.dumps({k: final.get(k) for k in keys}, indent=1, default=str))
     else:
-        if args.trace and args.method != "flare":
+        if args.trace and args.method in ("single", "none"):
             for step in final.get("trace", []):
                 _print_trace(step)
         print(final.get("answer", "").strip())
@@ -105,15 +104,14 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 def _eval(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.evaluate import evaluate, load_dataset
+    from activerag.graphs.methods import METHODS
 
-    graphs = _graphs()
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    unknown = [m for m in methods if m not in graphs]
+    unknown = [m for m in methods if m not in METHODS]
     if unknown:
-        raise ActiveRagError(f"unknown methods {unknown}; choose from {sorted(graphs)}")
+        raise ActiveRagError(f"unknown methods {unknown}; choose from {', '.join(METHODS)}")
     examples = load_dataset(args.dataset, args.n)
-    result = asyncio.run(evaluate({m: graphs[m] for m in methods}, examples,
-                                  _context(args, settings), args.concurrency))
+    result = asyncio.run(evaluate(methods, examples, _context(args, settings), args.concurrency))
     result["dataset"] = args.dataset
     text = json.dumps(result if args.examples else {k: v for k, v in result.items()
                                                     if k != "examples"}, indent=1)
@@ -163,7 +161,9 @@ def parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("ask", help="answer one question")
     a.add_argument("question")
-    a.add_argument("--method", choices=["flare", "single", "none"], default="flare")
+    a.add_argument("--method", default="flare",
+                   help="flare (default), flare_explicit, flare_combined, flare_instruct, "
+                        "next_sentence, previous_sentence, previous_window, self_ask, single, none")
     a.add_argument("--trace", action="store_true", help="print each sentence's decision")
     a.add_argument("--json", action="store_true", help="machine-readable output")
     _add_run_options(a)

@@ -33,6 +33,18 @@ class FlareContext:
     """Stop once the answer holds this many tokens."""
     max_question_tokens: int = 32
     """Token budget of one generated question (explicit query formulation)."""
+    combine_retrieval: bool = False
+    """Also condition every step on the documents of the question (Table 9's last column)."""
+    window_tokens: int = 16
+    """Previous-window: retrieve every l tokens (§4; IC-RALM's l=16)."""
+    query_tokens: int = 0
+    """Previous-window query: 0 the previous window, N the last N tokens, -1 all (Table 4)."""
+    search_bias: float = 2.0
+    """FLARE-instruct: logit bias added to "[" (Appendix A)."""
+    search_ban_tokens: int = 8
+    """FLARE-instruct: tokens generated with "[" forbidden right after a search."""
+    prompt_set: Literal["default", "paper"] = "default"
+    """Exemplars: the library's own, or the paper's (read from $ACTIVERAG_DATA at run time)."""
     base_url: str = _env("ACTIVERAG_BASE_URL", "http://127.0.0.1:8765/v1")
     """OpenAI-compatible (vLLM) endpoint."""
     model: str = _env("ACTIVERAG_MODEL", "")
@@ -50,6 +62,8 @@ class FlareContext:
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {value}")
         for name in ("k", "max_sentences", "max_sentence_tokens", "max_answer_tokens",
-                     "max_question_tokens"):
+                     "max_question_tokens", "window_tokens", "search_ban_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.query_tokens < -1:
+            raise ValueError(f"query_tokens must be -1, 0 or positive, got {self.query_tokens}")

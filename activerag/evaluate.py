@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
@@ -16,7 +14,9 @@ from tqdm import tqdm
 from activerag.context import FlareContext
 from activerag.demo import load_demo_questions
 from activerag.errors import ActiveRagError
+from activerag.graphs.methods import method
 from activerag.metrics import best_prf, exact_match, extract_answer
+from activerag.paper import shared_data
 
 TWOWIKI_FILE = "2wikimultihopqa/gfmrag_style_2wikimultihopqa_test1000_TTS-project.json"
 TWOWIKI_CORPUS = "2wikimultihopqa/hipporag_2wikimultihopqa_corpus.json"
@@ -30,17 +30,6 @@ class Example:
     question: str
     answers: list[str]
     gold_titles: list[str] = field(default_factory=list)
-
-
-def shared_data() -> Path:
-    """The evaluation data folder: $ACTIVERAG_DATA, else ../shared/data beside the checkout."""
-    if os.environ.get("ACTIVERAG_DATA"):
-        return Path(os.environ["ACTIVERAG_DATA"])
-    for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
-        candidate = base.parent / "shared" / "data"
-        if candidate.exists():
-            return candidate
-    raise ActiveRagError("evaluation data not found; set ACTIVERAG_DATA to the shared/data folder")
 
 
 def load_dataset(name: str, n: int | None = None) -> list[Example]:
@@ -62,7 +51,7 @@ def score(example: Example, out: dict[str, Any], seconds: float) -> dict[str, An
     prediction = extract_answer(out.get("answer", ""))
     precision, recall, f1 = best_prf(prediction, example.answers)
     trace = out.get("trace", [])
-    titles = {t for step in trace for t in step["doc_titles"]}
+    titles = set(out.get("retrieved_titles", []))
     gold = set(example.gold_titles)
     return {
         "id": example.id,
@@ -100,26 +89,27 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-async def evaluate(graphs: dict[str, Any], examples: list[Example],
-                   context: FlareContext, concurrency: int = 4,
-                   progress: bool = True) -> dict[str, Any]:
-    """Run every graph on every example, CONCURRENCY at a time; return rows and summaries."""
+async def evaluate(methods: list[str], examples: list[Example], context: FlareContext,
+                   concurrency: int = 4, progress: bool = True) -> dict[str, Any]:
+    """Run every method on every example, CONCURRENCY at a time; return rows and summaries."""
+    runs = {name: method(name, context) for name in methods}
     sem = asyncio.Semaphore(concurrency)
-    bar = tqdm(total=len(graphs) * len(examples), desc="eval", disable=not progress,
+    bar = tqdm(total=len(runs) * len(examples), desc="eval", disable=not progress,
                file=sys.stderr)
 
-    async def one(method: str, graph: Any, ex: Example) -> dict[str, Any]:
+    async def one(name: str, ex: Example) -> dict[str, Any]:
+        graph, ctx = runs[name]
         async with sem:
             start = time.perf_counter()
-            out = await graph.ainvoke({"question": ex.question}, context=context)
-            row = {"method": method, **score(ex, out, time.perf_counter() - start)}
+            out = await graph.ainvoke({"question": ex.question}, context=ctx)
+            row = {"method": name, **score(ex, out, time.perf_counter() - start)}
             bar.update(1)
             return row
 
     start = time.perf_counter()
-    rows = await asyncio.gather(*[one(m, g, ex) for m, g in graphs.items() for ex in examples])
+    rows = await asyncio.gather(*[one(m, ex) for m in runs for ex in examples])
     wall = time.perf_counter() - start
     bar.close()
-    summary = {m: summarise([r for r in rows if r["method"] == m]) for m in graphs}
+    summary = {m: summarise([r for r in rows if r["method"] == m]) for m in runs}
     return {"context": asdict(context), "wall_seconds": wall, "summary": summary,
             "examples": rows}

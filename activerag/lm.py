@@ -217,7 +217,8 @@ class VLLMClient:
             end = cut(text, True)
         if end is None:
             end = len(text)
-        finished = finish == "stop" and end >= len(text.rstrip())
+        # "stop" also ends a stop string; only an end of sequence finishes the answer.
+        finished = finish == "stop" and stop_reason is None and end >= len(text.rstrip())
         kept_text, kept = trim(text, tokens, end)
         return Generation(kept_text, kept, finished, generated, stop_reason, prompt)
 

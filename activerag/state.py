@@ -8,39 +8,48 @@ from typing import Annotated, NotRequired
 from langchain_core.documents import Document
 from typing_extensions import TypedDict
 
+# (token text, probability, start offset in its text)
+TokenProb = tuple[str, float, int]
+
 
 class StepTrace(TypedDict):
-    """One accepted sentence and how it was decided."""
+    """One accepted unit of the answer (a sentence, a window, a segment) and how it was decided."""
 
-    index: int  # position of the sentence in the answer, from 0
-    draft: str  # the temporary next sentence
+    index: int  # position of the unit in the answer, from 0
+    draft: str  # the temporary next sentence (look-ahead methods), else the unit itself
     draft_tokens: list[tuple[str, float]]  # (token, probability) of the draft
     min_prob: float | None  # lowest token probability of the draft (None: no tokens)
-    retrieved: bool  # whether the gate fired and the sentence was regenerated
-    queries: list[str]  # queries sent to the retriever for this sentence
-    doc_ids: list[str]  # ids of the documents the final sentence was conditioned on
+    retrieved: bool  # whether this unit was generated from documents retrieved for it
+    queries: list[str]  # queries sent to the retriever for this unit
+    doc_ids: list[str]  # ids of the documents the unit was conditioned on
     doc_titles: list[str]  # their titles
-    sentence: str  # the accepted sentence
+    sentence: str  # the accepted unit
 
 
 class Step(TypedDict, total=False):
-    """Working area of the sentence being decided; emptied when it is accepted."""
+    """Working area of the unit being decided; reset when it is accepted."""
 
-    draft: str  # temporary next sentence
-    tokens: list[tuple[str, float, int]]  # (token, probability, start offset) of the draft
+    draft: str  # temporary next sentence (look-ahead methods)
+    tokens: list[TokenProb]  # tokens of the draft
     finished: bool  # the model ended the answer after the draft
-    fire: bool  # the gate's decision
-    queries: list[str]  # formulated queries
+    fire: bool  # retrieval fired for this unit
+    queries: list[str]  # queries sent to the retriever for this unit
     documents: list[Document]  # documents of the current step only (FLARE §2.3)
-    sentence: str  # regenerated sentence
-    sentence_finished: bool  # the model ended the answer after the regenerated sentence
-    sentence_tokens: int  # tokens of the regenerated sentence
+    sentence: str  # the generated unit (regenerated sentence, window, segment)
+    sentence_tokens: list[TokenProb]  # its tokens
+    sentence_finished: bool  # the model ended the answer after it
+    emitted: list[str]  # queries the generation itself asked for (self-ask, FLARE-instruct)
+    ban_search: bool  # FLARE-instruct: forbid "[" in this unit (a search just happened)
+    suffix: str  # text the answer takes after the unit (self-ask's "Intermediate answer:")
+    new: bool  # in an update: start a fresh step holding only this update's other keys
 
 
 def merge_step(old: Step | None, new: Step | None) -> Step:
-    """Update the working step; an empty dict resets it."""
+    """Update the working step; an update marked `new` (or an empty one) starts a fresh step."""
     if not new:
         return {}
+    if new.get("new"):
+        return {k: v for k, v in new.items() if k != "new"}  # type: ignore[return-value]
     return {**(old or {}), **new}
 
 
@@ -59,6 +68,7 @@ class FlareOutput(TypedDict):
     lm_calls: NotRequired[int]  # LM requests made
     generated_tokens: NotRequired[int]  # tokens generated, kept or not
     retrievals: NotRequired[int]  # retriever calls
+    retrieved_titles: NotRequired[list[str]]  # titles of every document retrieved, in order
 
 
 class FlareState(TypedDict):
@@ -67,9 +77,11 @@ class FlareState(TypedDict):
     question: str  # the user input x
     answer: NotRequired[str]  # accepted text so far, y_<t, exactly as generated
     trace: NotRequired[Annotated[list[StepTrace], operator.add]]  # accepted sentences
-    step: NotRequired[Annotated[Step, merge_step]]  # the sentence being decided
+    step: NotRequired[Annotated[Step, merge_step]]  # the unit being decided
+    input_documents: NotRequired[list[Document]]  # D_x, retrieved with the question
     answer_tokens: NotRequired[int]  # tokens in the accepted answer
     done: NotRequired[bool]  # generation has ended
     lm_calls: NotRequired[Annotated[int, operator.add]]  # LM requests made
     generated_tokens: NotRequired[Annotated[int, operator.add]]  # tokens generated, kept or not
     retrievals: NotRequired[Annotated[int, operator.add]]  # retriever calls
+    retrieved_titles: NotRequired[Annotated[list[str], operator.add]]  # every retrieved title

@@ -15,11 +15,11 @@ import re
 import time
 
 import httpx
-from activerag.graphs.baselines import single_graph
-from activerag.graphs.flare import graph as flare_graph
 
 from activerag.context import FlareContext
 from activerag.demo import load_demo_questions
+from activerag.graphs.baselines import single_graph
+from activerag.graphs.flare import graph as flare_graph
 from activerag.settings import Settings
 
 _METRIC = re.compile(r"^(vllm:[a-z_]+_total)\{[^}]*\} ([0-9.e+]+)$", re.MULTILINE)

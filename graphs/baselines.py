@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from activerag.graphs.flare import LM_RETRY
-from activerag.nodes import flare
-from activerag.nodes.baselines import make_generate
-from activerag.nodes.parts import Parts
 from langchain_core.retrievers import BaseRetriever
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
+from langgraph.graph import END, START
 
-from activerag.context import FlareContext
+from activerag.graphs.base import LM_RETRY, new_graph
+from activerag.graphs.flare import Compiled
 from activerag.lm import LM
+from activerag.nodes import common
+from activerag.nodes.baselines import make_generate_answer
+from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
-from activerag.state import FlareInput, FlareOutput, FlareState
 
 
 def build_single_graph(
@@ -23,21 +21,20 @@ def build_single_graph(
     *,
     retrieval: bool = True,
     name: str | None = None,
-) -> CompiledStateGraph[FlareState, FlareContext, FlareInput, FlareOutput]:
+) -> Compiled:
     """Retrieve once with the question, then generate the whole answer.
 
     With retrieval=False this is the no-retrieval baseline.
     """
     parts = Parts(lm=lm, retriever=retriever, splitter=splitter)
-    g = StateGraph(FlareState, context_schema=FlareContext, input_schema=FlareInput,
-                   output_schema=FlareOutput)
-    g.add_node("begin", flare.begin)
-    g.add_node("generate", make_generate(parts), retry_policy=LM_RETRY)
+    g = new_graph()
+    g.add_node("begin", common.begin)
+    g.add_node("generate", make_generate_answer(parts), retry_policy=LM_RETRY)
     g.add_edge(START, "begin")
     if retrieval:
-        g.add_node("retrieve", flare.make_retrieve(parts))
-        g.add_edge("begin", "retrieve")
-        g.add_edge("retrieve", "generate")
+        g.add_node("retrieve_input", common.make_retrieve_input(parts))
+        g.add_edge("begin", "retrieve_input")
+        g.add_edge("retrieve_input", "generate")
     else:
         g.add_edge("begin", "generate")
     g.add_edge("generate", END)

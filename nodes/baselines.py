@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-from activerag.nodes.flare import Node, Update
-from activerag.nodes.parts import Parts
-from activerag.nodes.prompts import answer_prompt
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
+from activerag.nodes.common import Node, Update, generate_unit
+from activerag.nodes.parts import Parts
 from activerag.state import FlareState, StepTrace
 
 
-def make_generate(parts: Parts) -> Node:
+def make_generate_answer(parts: Parts) -> Node:
     """Node: y = LM([D_x, x]) in one call (no documents when none were retrieved)."""
 
-    async def generate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
+    async def generate_answer(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
         ctx = runtime.context
         step = state.get("step", {})
         docs = step.get("documents", [])
-        prompt = answer_prompt(state["question"], "", docs, ctx.prompt_format)
-        lm, splitter = await parts.lm_for(ctx), await parts.splitter_for(ctx)
-        gen = await lm.generate(prompt, max_tokens=ctx.max_answer_tokens)
-        spans = splitter.spans(gen.text)[: ctx.max_sentences]
+        gen = await generate_unit(parts, state, ctx, "segment", docs)
+        spans = (await parts.splitter_for(ctx)).spans(gen.text)[: ctx.max_sentences]
         trace: list[StepTrace] = []
         for i, (s, e) in enumerate(spans):
             tokens = [(t.text, t.prob) for t in gen.tokens if s <= t.start < e]
@@ -34,8 +31,8 @@ def make_generate(parts: Parts) -> Node:
                 "sentence": gen.text[s:e],
             })
         answer = gen.text[: spans[-1][1]] if spans else gen.text
-        return {"answer": answer, "answer_tokens": len(gen.tokens), "done": True,
-                "trace": trace, "step": {}, "lm_calls": 1,
-                "generated_tokens": gen.generated_tokens}
+        kept = sum(1 for t in gen.tokens if t.start < len(answer))
+        return {"answer": answer, "answer_tokens": kept, "done": True, "trace": trace,
+                "step": {"new": True}, "lm_calls": 1, "generated_tokens": gen.generated_tokens}
 
-    return generate
+    return generate_answer

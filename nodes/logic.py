@@ -92,3 +92,36 @@ def interleave(rankings: Sequence[Sequence[Document]], k: int) -> list[Document]
                     if len(out) == k:
                         return out
     return out
+
+
+def window_query(units: Sequence[Sequence[str]], n_tokens: int) -> str:
+    """Previous-window query (§4, Table 4) from the token texts of the accepted units.
+
+    n_tokens 0: the previous unit; N > 0: the last N generated tokens; -1: all of them.
+    """
+    if not units:
+        return ""
+    if n_tokens == 0:
+        tokens = list(units[-1])
+    else:
+        tokens = [t for unit in units for t in unit]
+        tokens = tokens if n_tokens < 0 else tokens[-n_tokens:]
+    return " ".join("".join(tokens).split())
+
+
+def last_follow_up(segment: str, marker: str) -> str | None:
+    """The question of the last line starting with MARKER ("Follow up:"), if any."""
+    for line in reversed(segment.splitlines()):
+        line = line.strip()
+        if line.startswith(marker):
+            return line[len(marker):].strip() or None
+    return None
+
+
+def split_search(text: str, open_: str) -> tuple[str, str | None]:
+    """FLARE-instruct: the text before a generated "[Search(" and the query after it."""
+    at = text.find(open_)
+    if at < 0:
+        return text, None
+    query = text[at + len(open_):].strip().rstrip(")]").strip()
+    return text[:at], query or None

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from activerag.stores.base import Store, StoreRetriever
-from activerag.stores.bm25 import BM25Store
-from activerag.stores.documents import ReadReport, read_corpus
 from langchain_core.documents import Document
 from tqdm import tqdm
 
 from activerag.errors import CorpusError
 from activerag.sentences import SentenceSplitter, save_punkt, train_punkt
+from activerag.stores.base import Store, StoreRetriever
+from activerag.stores.bm25 import BM25Store
+from activerag.stores.documents import ReadReport, read_corpus
 
 RetrieverKind = Literal["bm25", "chroma"]
 

@@ -45,7 +45,7 @@ class ScriptedLM:
         hits = [(text.find(s), s) for s in stop or [] if s in text]
         if end is None and hits:
             end, stop_reason = min(hits)
-            finished = True
+            finished = False
         if end is None:
             end = cut(text, True) if cut is not None else len(text)
             end = len(text) if end is None else end

@@ -1,15 +1,15 @@
 """Routing of the FLARE graph with a scripted LM whose token probabilities the tests choose."""
 
 import pytest
-from activerag.graphs.flare import build_flare_graph
-from activerag.stores.base import StoreRetriever
-from activerag.stores.bm25 import BM25Store
-from activerag.stores.documents import make_document
 from scripted import ScriptedLM, sentence
 
 from activerag.context import FlareContext
 from activerag.errors import EmptyQuestion
+from activerag.graphs.flare import build_flare_graph
 from activerag.sentences import SentenceSplitter
+from activerag.stores.base import StoreRetriever
+from activerag.stores.bm25 import BM25Store
+from activerag.stores.documents import make_document
 
 QUESTION = "Where was Alpha Beta born?"
 

@@ -1,11 +1,11 @@
 import json
 
 import pytest
+
+from activerag.errors import CorpusError
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.corpus import Corpus
 from activerag.stores.documents import ReadReport, passage_id, read_corpus, split_passages
-
-from activerag.errors import CorpusError
 
 
 def test_ids_are_content_hashes():

@@ -1,5 +1,6 @@
-from activerag.nodes.logic import interleave, low_confidence_spans, masked_query, should_retrieve
 from langchain_core.documents import Document
+
+from activerag.nodes.logic import interleave, low_confidence_spans, masked_query, should_retrieve
 
 SENT = "Joe Biden attended the University of Pennsylvania."
 TOKENS = [("Joe", 0.9, 0), (" Biden", 0.95, 3), (" attended", 0.8, 9), (" the", 0.7, 18),

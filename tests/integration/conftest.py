@@ -4,10 +4,10 @@ import os
 from pathlib import Path
 
 import pytest
-from activerag.stores.corpus import Corpus
 
 from activerag.demo import DEMO_CORPUS
 from activerag.settings import Settings
+from activerag.stores.corpus import Corpus
 
 
 @pytest.fixture(scope="session")

@@ -2,12 +2,12 @@
 
 import httpx
 import pytest
-from activerag.graphs.flare import build_flare_graph
-from activerag.nodes.prompts import answer_prompt
-from activerag.stores.corpus import Corpus
 
 from activerag.context import FlareContext
 from activerag.demo import load_demo_questions
+from activerag.graphs.flare import build_flare_graph
+from activerag.nodes.prompts import answer_prompt
+from activerag.stores.corpus import Corpus
 
 pytestmark = pytest.mark.integration
 

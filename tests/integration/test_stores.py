@@ -1,11 +1,11 @@
 """Real Chroma and BM25 stores: persistence across reopen, retrieval quality on the demo."""
 
 import pytest
+
+from activerag.demo import build_world
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.chroma import ChromaStore
 from activerag.stores.corpus import Corpus
-
-from activerag.demo import build_world
 
 pytestmark = pytest.mark.integration
 

@@ -1,0 +1,39 @@
+"""The FLARE paper's few-shot exemplars, read from the shared data at run time (never copied)."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from activerag.errors import ActiveRagError
+
+EXEMPLARS_FILE = "prompts_flare/flare_exemplars.json"
+Exemplar = tuple[str, str]
+
+
+def shared_data() -> Path:
+    """The evaluation data folder: $ACTIVERAG_DATA, else ../shared/data beside the checkout."""
+    if os.environ.get("ACTIVERAG_DATA"):
+        return Path(os.environ["ACTIVERAG_DATA"])
+    for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
+        candidate = base.parent / "shared" / "data"
+        if candidate.exists():
+            return candidate
+    raise ActiveRagError("evaluation data not found; set ACTIVERAG_DATA to the shared/data folder")
+
+
+@cache
+def paper_exemplars(kind: Literal["cot", "self_ask"]) -> list[Exemplar]:
+    """2WikiMultihopQA exemplars of the paper: chain of thought (Prompt 5) or self-ask."""
+    path = shared_data() / EXEMPLARS_FILE
+    if not path.exists():
+        raise ActiveRagError(f"{path} is missing; set ACTIVERAG_DATA or use prompt_set='default'")
+    data = json.loads(path.read_text())
+    if kind == "cot":
+        return [(e["question"], f"{e['cot']} So the answer is {e['answer']}.")
+                for e in data["WikiMultiHopQA.cot_examplars"]]
+    return [(e["question"], f"{e['cot']}\nSo the final answer is: {e['answer']}.")
+            for e in data["WikiMultiHopQA.sa_examplars"]]

@@ -1,0 +1,53 @@
+"""Methods whose LM asks for retrieval itself: self-ask (§4) and FLARE-instruct (§3.1)."""
+
+from __future__ import annotations
+
+from langchain_core.retrievers import BaseRetriever
+from langgraph.graph import END, START
+
+from activerag.graphs.base import LM_RETRY, new_graph
+from activerag.graphs.flare import Compiled
+from activerag.lm import LM
+from activerag.nodes import common, decompose, instruct
+from activerag.nodes.common import Node
+from activerag.nodes.parts import Parts
+
+
+def _build(generate: Node, carry: object, name: str, parts: Parts) -> Compiled:
+    g = new_graph()
+    g.add_node("begin", common.begin)
+    g.add_node("retrieve_input", common.make_retrieve_input(parts))
+    g.add_node("generate", generate, retry_policy=LM_RETRY)
+    g.add_node("accept", common.make_accept(count_sentences=False, carry=carry))  # type: ignore[arg-type]
+    g.add_node("retrieve", common.make_retrieve(parts))
+    g.add_edge(START, "begin")
+    g.add_conditional_edges("begin", common.route_after_begin,
+                            {"retrieve_input": "retrieve_input", "next": "generate"})
+    g.add_edge("retrieve_input", "generate")
+    g.add_edge("generate", "accept")
+    g.add_conditional_edges("accept", common.route_after_emitting,
+                            {"retrieve": "retrieve", "next": "generate", "__end__": END})
+    g.add_edge("retrieve", "generate")
+    return g.compile(name=name)
+
+
+def build_self_ask_graph(lm: LM | None = None,
+                         retriever: BaseRetriever | None = None) -> Compiled:
+    """Question decomposition: every generated "Follow up:" question retrieves (Prompt 3)."""
+    parts = Parts(lm=lm, retriever=retriever)
+    return _build(decompose.make_generate_segment(parts), decompose.carry_follow_up,
+                  "self_ask", parts)
+
+
+def build_instruct_graph(lm: LM | None = None,
+                         retriever: BaseRetriever | None = None) -> Compiled:
+    """FLARE-instruct: a generated "[Search(query)]" retrieves and is removed from the answer."""
+    parts = Parts(lm=lm, retriever=retriever)
+    return _build(instruct.make_generate_with_search(parts), instruct.carry_search,
+                  "flare_instruct", parts)
+
+
+
+
+self_ask_graph = build_self_ask_graph()
+instruct_graph = build_instruct_graph()

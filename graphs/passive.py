@@ -1,0 +1,52 @@
+"""Previous-sentence (IRCoT-style) and previous-window baselines (FLARE §4): wiring only."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langchain_core.retrievers import BaseRetriever
+from langgraph.graph import END, START
+
+from activerag.graphs.base import LM_RETRY, new_graph
+from activerag.graphs.flare import Compiled
+from activerag.lm import LM
+from activerag.nodes import common, passive
+from activerag.nodes.parts import Parts
+from activerag.sentences import SentenceSplitter
+
+
+def build_previous_graph(
+    lm: LM | None = None,
+    retriever: BaseRetriever | None = None,
+    splitter: SentenceSplitter | None = None,
+    *,
+    unit: Literal["sentence", "window"] = "sentence",
+    name: str | None = None,
+) -> Compiled:
+    """Retrieve before every unit with the previous unit as the query; the first uses D_x.
+
+    unit="sentence" is previous-sentence; unit="window" retrieves every ctx.window_tokens
+    tokens (l=16 by default) with the previous window (or ctx.query_tokens) as the query.
+    """
+    parts = Parts(lm=lm, retriever=retriever, splitter=splitter)
+    g = new_graph()
+    g.add_node("begin", common.begin)
+    g.add_node("retrieve_input", common.make_retrieve_input(parts))
+    g.add_node("generate", common.make_generate(parts, unit), retry_policy=LM_RETRY)
+    g.add_node("accept", common.accept if unit == "sentence" else common.accept_window)
+    g.add_node("previous_query", passive.previous_query)
+    g.add_node("retrieve", common.make_retrieve(parts))
+    g.add_edge(START, "begin")
+    g.add_conditional_edges("begin", common.route_after_begin,
+                            {"retrieve_input": "retrieve_input", "next": "generate"})
+    g.add_edge("retrieve_input", "generate")
+    g.add_edge("generate", "accept")
+    g.add_conditional_edges("accept", common.route_after_accept,
+                            {"next": "previous_query", "__end__": END})
+    g.add_edge("previous_query", "retrieve")
+    g.add_edge("retrieve", "generate")
+    return g.compile(name=name or f"previous_{unit}")
+
+
+previous_sentence_graph = build_previous_graph(unit="sentence")
+previous_window_graph = build_previous_graph(unit="window")
