@@ -83,8 +83,11 @@ class BM25Store:
         if not terms:
             return []
         scores = index.get_scores(terms)
-        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]
-        return [(self.docs[i], float(scores[i])) for i in order if scores[i] > 0]
+        # Okapi idf is zero or below for terms in half the passages or more, so a passage that
+        # matches only such terms can score 0: matching any term, not a positive score, counts.
+        matching = [i for i, freqs in enumerate(index.doc_freqs) if any(t in freqs for t in terms)]
+        order = sorted(matching, key=lambda i: (-scores[i], i))[:k]
+        return [(self.docs[i], float(scores[i])) for i in order]
 
     def __len__(self) -> int:
         return len(self.docs)

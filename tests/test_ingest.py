@@ -79,3 +79,13 @@ def test_bm25_ranks_by_term_overlap_and_skips_zero_scores():
                make_document("birds sing", "c")])
     assert [d.metadata["title"] for d, _ in store.search("loud dogs bark", 3)] == ["b"]
     assert store.search("the", 3) == []
+
+
+def test_bm25_returns_matches_whose_okapi_idf_is_zero():
+    from activerag.stores.documents import make_document
+
+    store = BM25Store()
+    store.add([make_document("alpha beta", "a"), make_document("alpha gamma", "b"),
+               make_document("delta", "c"), make_document("epsilon", "d")])
+    # "alpha" is in half the passages: its Okapi idf is 0, yet both passages match
+    assert sorted(d.metadata["title"] for d, _ in store.search("alpha", 4)) == ["a", "b"]
