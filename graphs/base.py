@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from langgraph.graph import StateGraph
+from langgraph.graph import START, StateGraph
 from langgraph.types import RetryPolicy
 
 from activerag.context import FlareContext
 from activerag.errors import LMServerUnreachable
 from activerag.lm import LMServerError
+from activerag.nodes import common
+from activerag.nodes.parts import Parts
 from activerag.state import FlareInput, FlareOutput, FlareState
 
 # Transient server trouble (restarts, 5xx) is retried; bad requests are not.
@@ -23,3 +25,14 @@ def new_graph() -> StateGraph[FlareState, FlareContext, FlareInput, FlareOutput]
     """
     return StateGraph(FlareState, context_schema=FlareContext, input_schema=FlareInput,
                       output_schema=FlareOutput)
+
+
+def add_start(g: StateGraph[FlareState, FlareContext, FlareInput, FlareOutput], parts: Parts,
+              first: str) -> None:
+    """Wire START -> begin -> [retrieve_input ->] FIRST: q_1 = x when ctx.initial_retrieval."""
+    g.add_node("begin", common.begin)
+    g.add_node("retrieve_input", common.make_retrieve_input(parts))
+    g.add_edge(START, "begin")
+    g.add_conditional_edges("begin", common.route_after_begin,
+                            {"retrieve_input": "retrieve_input", "next": first})
+    g.add_edge("retrieve_input", first)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from langchain_core.retrievers import BaseRetriever
-from langgraph.graph import END, START
+from langgraph.graph import END
 
-from activerag.graphs.base import LM_RETRY, new_graph
+from activerag.graphs.base import LM_RETRY, add_start, new_graph
 from activerag.graphs.flare import Compiled
 from activerag.lm import LM
 from activerag.nodes import common, decompose, instruct
@@ -15,15 +15,10 @@ from activerag.nodes.parts import Parts
 
 def _build(generate: Node, carry: object, name: str, parts: Parts) -> Compiled:
     g = new_graph()
-    g.add_node("begin", common.begin)
-    g.add_node("retrieve_input", common.make_retrieve_input(parts))
+    add_start(g, parts, "generate")
     g.add_node("generate", generate, retry_policy=LM_RETRY)
     g.add_node("accept", common.make_accept(count_sentences=False, carry=carry))  # type: ignore[arg-type]
     g.add_node("retrieve", common.make_retrieve(parts))
-    g.add_edge(START, "begin")
-    g.add_conditional_edges("begin", common.route_after_begin,
-                            {"retrieve_input": "retrieve_input", "next": "generate"})
-    g.add_edge("retrieve_input", "generate")
     g.add_edge("generate", "accept")
     g.add_conditional_edges("accept", common.route_after_emitting,
                             {"retrieve": "retrieve", "next": "generate", "__end__": END})

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from langchain_core.retrievers import BaseRetriever
-from langgraph.graph import END, START
+from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 
 from activerag.context import FlareContext
-from activerag.graphs.base import LM_RETRY, new_graph
+from activerag.graphs.base import LM_RETRY, add_start, new_graph
 from activerag.lm import LM
 from activerag.nodes import common, flare
 from activerag.nodes.common import Node
@@ -33,8 +33,7 @@ def build_flare_graph(
     """
     parts = Parts(lm=lm, retriever=retriever, splitter=splitter)
     g = new_graph()
-    g.add_node("begin", common.begin)
-    g.add_node("retrieve_input", common.make_retrieve_input(parts))
+    add_start(g, parts, "draft")
     g.add_node("draft", flare.make_draft(parts), retry_policy=LM_RETRY)
     g.add_node("confidence_gate", gate or flare.confidence_gate)  # type: ignore[arg-type]
     g.add_node("formulate_query", formulate_query or flare.make_formulate_query(parts),  # type: ignore[arg-type]
@@ -42,10 +41,6 @@ def build_flare_graph(
     g.add_node("retrieve", common.make_retrieve(parts))
     g.add_node("regenerate", common.make_generate(parts, "sentence"), retry_policy=LM_RETRY)
     g.add_node("accept", common.accept)
-    g.add_edge(START, "begin")
-    g.add_conditional_edges("begin", common.route_after_begin,
-                            {"retrieve_input": "retrieve_input", "next": "draft"})
-    g.add_edge("retrieve_input", "draft")
     g.add_edge("draft", "confidence_gate")
     g.add_conditional_edges("confidence_gate", flare.route_after_gate)
     g.add_edge("formulate_query", "retrieve")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Literal
 
 from langchain_core.retrievers import BaseRetriever
-from langgraph.graph import END, START
+from langgraph.graph import END
 
-from activerag.graphs.base import LM_RETRY, new_graph
+from activerag.graphs.base import LM_RETRY, add_start, new_graph
 from activerag.graphs.flare import Compiled
 from activerag.lm import LM
 from activerag.nodes import common, passive
@@ -30,16 +30,11 @@ def build_previous_graph(
     """
     parts = Parts(lm=lm, retriever=retriever, splitter=splitter)
     g = new_graph()
-    g.add_node("begin", common.begin)
-    g.add_node("retrieve_input", common.make_retrieve_input(parts))
+    add_start(g, parts, "generate")
     g.add_node("generate", common.make_generate(parts, unit), retry_policy=LM_RETRY)
     g.add_node("accept", common.accept if unit == "sentence" else common.accept_window)
     g.add_node("previous_query", passive.previous_query)
     g.add_node("retrieve", common.make_retrieve(parts))
-    g.add_edge(START, "begin")
-    g.add_conditional_edges("begin", common.route_after_begin,
-                            {"retrieve_input": "retrieve_input", "next": "generate"})
-    g.add_edge("retrieve_input", "generate")
     g.add_edge("generate", "accept")
     g.add_conditional_edges("accept", common.route_after_accept,
                             {"next": "previous_query", "__end__": END})
