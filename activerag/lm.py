@@ -62,6 +62,8 @@ class Generation:
     """Tokens the server generated for this call, including any cut away."""
     stop_reason: str | None = None
     """The stop string that ended generation, if one did."""
+    prompt_tokens: int = 0
+    """Tokens in the prompt, as the server counted them."""
     prompt: str = field(default="", repr=False)
 
 
@@ -179,6 +181,8 @@ class VLLMClient:
             "temperature": 0.0,
             "logprobs": self.top_logprobs,
             "stream": True,
+            # usage on every chunk, so that a stream closed early still reports its prompt size
+            "stream_options": {"include_usage": True, "continuous_usage_stats": True},
         }
         if stop:
             params["stop"] = stop
@@ -189,6 +193,7 @@ class VLLMClient:
         end: int | None = None
         finish: str | None = None
         stop_reason: str | None = None
+        prompt_tokens = 0
         try:
             # LangChain's astream cannot be closed early without leaking the HTTP stream, so
             # the sentence-bounded call streams through the model's own configured client;
@@ -196,6 +201,8 @@ class VLLMClient:
             stream = await self._llm().async_client.create(**params)
             async with stream:
                 async for chunk in stream:
+                    if chunk.usage is not None:
+                        prompt_tokens = chunk.usage.prompt_tokens
                     if not chunk.choices:
                         continue
                     choice = chunk.choices[0]
@@ -220,7 +227,8 @@ class VLLMClient:
         # "stop" also ends a stop string; only an end of sequence finishes the answer.
         finished = finish == "stop" and stop_reason is None and end >= len(text.rstrip())
         kept_text, kept = trim(text, tokens, end)
-        return Generation(kept_text, kept, finished, generated, stop_reason, prompt)
+        return Generation(kept_text, kept, finished, generated, stop_reason, prompt_tokens,
+                          prompt)
 
     async def token_ids(self, text: str) -> list[int]:
         """Token ids of TEXT, from vLLM's /tokenize endpoint."""

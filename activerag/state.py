@@ -67,6 +67,7 @@ class FlareOutput(TypedDict):
     answer_tokens: NotRequired[int]  # tokens in the answer
     lm_calls: NotRequired[int]  # LM requests made
     generated_tokens: NotRequired[int]  # tokens generated, kept or not
+    prompt_tokens: NotRequired[int]  # prompt tokens sent to the LM
     retrievals: NotRequired[int]  # retriever calls
     retrieved_titles: NotRequired[list[str]]  # titles of every document retrieved, in order
 
@@ -83,5 +84,6 @@ class FlareState(TypedDict):
     done: NotRequired[bool]  # generation has ended
     lm_calls: NotRequired[Annotated[int, operator.add]]  # LM requests made
     generated_tokens: NotRequired[Annotated[int, operator.add]]  # tokens generated, kept or not
+    prompt_tokens: NotRequired[Annotated[int, operator.add]]  # prompt tokens sent to the LM
     retrievals: NotRequired[Annotated[int, operator.add]]  # retriever calls
     retrieved_titles: NotRequired[Annotated[list[str], operator.add]]  # every retrieved title

@@ -5,7 +5,7 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
-from activerag.nodes.common import Node, Update, generate_unit
+from activerag.nodes.common import Node, Update, generate_unit, lm_cost
 from activerag.nodes.parts import Parts
 from activerag.state import FlareState, StepTrace
 
@@ -33,6 +33,6 @@ def make_generate_answer(parts: Parts) -> Node:
         answer = gen.text[: spans[-1][1]] if spans else gen.text
         kept = sum(1 for t in gen.tokens if t.start < len(answer))
         return {"answer": answer, "answer_tokens": kept, "done": True, "trace": trace,
-                "step": {"new": True}, "lm_calls": 1, "generated_tokens": gen.generated_tokens}
+                "step": {"new": True}, **lm_cost(gen)}
 
     return generate_answer

@@ -112,12 +112,17 @@ async def generate_unit(parts: Parts, state: FlareState, ctx: FlareContext, unit
     return await lm.generate(text, max_tokens=min(budget, left), cut=cut, **kwargs)
 
 
+def lm_cost(*gens: Generation) -> Update:
+    """The cost counters of some LM calls, as a state update."""
+    return {"lm_calls": len(gens), "generated_tokens": sum(g.generated_tokens for g in gens),
+            "prompt_tokens": sum(g.prompt_tokens for g in gens)}
+
+
 def unit_update(gen: Generation, **extra: Any) -> Update:
     """The state update of a generated unit."""
     tokens = [(t.text, t.prob, t.start) for t in gen.tokens]
     return {"step": {"sentence": gen.text, "sentence_tokens": tokens,
-                     "sentence_finished": gen.finished, **extra},
-            "lm_calls": 1, "generated_tokens": gen.generated_tokens}
+                     "sentence_finished": gen.finished, **extra}, **lm_cost(gen)}
 
 
 def make_generate(parts: Parts, unit: Unit = "sentence", prompt: PromptFn = answer_prompt) -> Node:

@@ -8,7 +8,7 @@ from typing import Literal
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
-from activerag.nodes.common import Node, Update, generate_unit
+from activerag.nodes.common import Node, Update, generate_unit, lm_cost
 from activerag.nodes.logic import low_confidence_spans, masked_query, should_retrieve
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import question_prompt
@@ -23,7 +23,7 @@ def make_draft(parts: Parts) -> Node:
         gen = await generate_unit(parts, state, runtime.context, "sentence", docs)
         tokens = [(t.text, t.prob, t.start) for t in gen.tokens]
         return {"step": {"draft": gen.text, "tokens": tokens, "finished": gen.finished},
-                "lm_calls": 1, "generated_tokens": gen.generated_tokens}
+                **lm_cost(gen)}
 
     return draft
 
@@ -73,7 +73,6 @@ def make_formulate_query(parts: Parts) -> Node:
             for span in spans
         ])
         queries = [" ".join(g.text.split()) or span for g, span in zip(gens, spans, strict=True)]
-        return {"step": {"queries": queries}, "lm_calls": len(gens),
-                "generated_tokens": sum(g.generated_tokens for g in gens)}
+        return {"step": {"queries": queries}, **lm_cost(*gens)}
 
     return formulate_query

@@ -50,7 +50,7 @@ class ScriptedLM:
             end = cut(text, True) if cut is not None else len(text)
             end = len(text) if end is None else end
         return Generation(text[:end], [t for t in tokens if t.start < end], finished,
-                          len(tokens), stop_reason, prompt)
+                          len(tokens), stop_reason, len(prompt.split()), prompt)
 
     async def token_ids(self, text: str) -> list[int]:
         return [1000 + ord(ch) for ch in text]
