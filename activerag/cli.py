@@ -103,22 +103,29 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _eval(args: argparse.Namespace, settings: Settings) -> int:
-    from activerag.evaluate import evaluate, load_dataset
+    from activerag import evaluate
+    from activerag.datasets import load_dataset
     from activerag.graphs.methods import METHODS
 
+    if args.rescore:
+        result = evaluate.rescore(evaluate.Run(Path(args.rescore)))
+        print(evaluate.markdown_table(result["summary"]))
+        return 0
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ActiveRagError(f"unknown methods {unknown}; choose from {', '.join(METHODS)}")
+    if args.cache:
+        from activerag import cache
+
+        cache.enable(settings.home / "lm-cache.sqlite")
     examples = load_dataset(args.dataset, args.n)
-    result = asyncio.run(evaluate(methods, examples, _context(args, settings), args.concurrency))
-    result["dataset"] = args.dataset
-    text = json.dumps(result if args.examples else {k: v for k, v in result.items()
-                                                    if k != "examples"}, indent=1)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
-    print(json.dumps(result["summary"], indent=1))
+    run_dir = Path(args.run or f"runs/{args.dataset.replace('/', '_')}-{'-'.join(methods)}")
+    runs = evaluate.method_runs(methods, _context(args, settings))
+    result = asyncio.run(evaluate.evaluate(evaluate.Run(run_dir), args.dataset, runs, examples,
+                                           args.concurrency))
+    print(evaluate.markdown_table(result["summary"]))
+    print(f"run folder: {run_dir}")
     return 0
 
 
@@ -169,13 +176,17 @@ def parser() -> argparse.ArgumentParser:
     _add_run_options(a)
     a.set_defaults(func=lambda args, st: asyncio.run(_ask(args, st)))
 
-    e = sub.add_parser("eval", help="evaluate methods on a dataset")
-    e.add_argument("--dataset", default="demo", choices=["demo", "2wiki"])
+    e = sub.add_parser("eval", help="evaluate methods on a dataset (resumable)")
+    e.add_argument("--dataset", default="demo",
+                   help="demo, 2wiki, 2wiki500, hotpotqa, strategyqa, asqa, nq, or a .jsonl path")
     e.add_argument("--methods", default="flare,single,none")
     e.add_argument("--n", type=int, default=20)
     e.add_argument("--concurrency", type=int, default=4)
-    e.add_argument("--out", help="write the results as JSON here")
-    e.add_argument("--examples", action="store_true", help="include per-example rows in --out")
+    e.add_argument("--run", help="run folder (examples.jsonl, summary.json, summary.md); "
+                                 "running into an existing one resumes it")
+    e.add_argument("--cache", action="store_true",
+                   help="serve identical LM requests from a cache under ACTIVERAG_HOME")
+    e.add_argument("--rescore", metavar="RUN", help="recompute the metrics of a run folder")
     _add_run_options(e)
     e.set_defaults(func=_eval)
 

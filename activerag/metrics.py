@@ -48,3 +48,42 @@ def best_prf(prediction: str, golds: Iterable[str]) -> tuple[float, float, float
     """Precision, recall, F1 against the gold answer with the highest F1."""
     return max((token_prf(prediction, g) for g in golds), key=lambda x: x[2],
                default=(0.0, 0.0, 0.0))
+
+
+def yes_no(text: str) -> str:
+    """StrategyQA: the yes/no of the extracted answer ('' when it is neither)."""
+    words = normalize(extract_answer(text)).split()
+    return words[0] if words and words[0] in ("yes", "no") else ""
+
+
+def str_em(output: str, short_answers: list[list[str]]) -> float:
+    """ASQA EM: the share of interpretations whose some short answer appears in the output."""
+    if not short_answers:
+        return 0.0
+    text = normalize(output)
+    hits = sum(any(normalize(a) and normalize(a) in text for a in group)
+               for group in short_answers)
+    return hits / len(short_answers)
+
+
+def _lcs(a: list[str], b: list[str]) -> int:
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+def rouge_l(prediction: str, references: Iterable[str]) -> float:
+    """ROUGE-L F1 on normalised tokens, the best over the references."""
+    p = normalize(prediction).split()
+    best = 0.0
+    for ref in references:
+        r = normalize(ref).split()
+        lcs = _lcs(p, r)
+        if lcs:
+            prec, rec = lcs / len(p), lcs / len(r)
+            best = max(best, 2 * prec * rec / (prec + rec))
+    return best

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -57,6 +58,10 @@ class SentenceSplitter:
         params = params or PunktParameters()
         params.abbrev_types |= COMMON_ABBREVIATIONS
         self._punkt = PunktSentenceTokenizer(params)
+        learned = [sorted(params.abbrev_types), sorted(map(list, params.collocations)),
+                   sorted(params.sent_starters)]
+        self.fingerprint = hashlib.sha256(json.dumps(learned).encode()).hexdigest()[:16]
+        """Identifies the parameters (two splitters that agree on it split alike)."""
 
     @classmethod
     def from_file(cls, path: Path | None) -> SentenceSplitter:

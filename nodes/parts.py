@@ -16,7 +16,7 @@ from activerag.sentences import SentenceSplitter
 from activerag.settings import Settings
 
 _lock = threading.Lock()
-_lms: dict[tuple[str, str], VLLMClient] = {}
+_lms: dict[tuple[str, str, str], LM] = {}
 _corpora: dict[str, object] = {}
 
 
@@ -44,9 +44,13 @@ class Parts:
         """The given LM, or a cached vLLM client for the context's endpoint and model."""
         if self.lm is not None:
             return self.lm
-        key = (ctx.base_url, ctx.model)
+        from activerag import cache
+
+        key = (ctx.base_url, ctx.model, str(cache.active()))
         if key not in _lms:
-            client = await asyncio.to_thread(VLLMClient, ctx.base_url, ctx.model or None)
+            client: LM = await asyncio.to_thread(VLLMClient, ctx.base_url, ctx.model or None)
+            if cache.active() is not None:
+                client = cache.CachedLM(client, cache.active())  # type: ignore[arg-type]
             with _lock:
                 _lms.setdefault(key, client)
         return _lms[key]

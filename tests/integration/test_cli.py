@@ -26,12 +26,14 @@ def test_ask_reports_bad_input_without_a_traceback(vllm_url, demo_store, capsys)
 
 
 def test_eval_on_demo_questions(vllm_url, demo_store, tmp_path, capsys):
-    out_file = tmp_path / "run.json"
+    run = tmp_path / "run"
     rc = main(["eval", "--dataset", "demo", "--n", "2", "--methods", "flare,single,none",
                "--max-sentences", "3", "--base-url", vllm_url, "--store", str(demo_store),
-               "--out", str(out_file)])
+               "--run", str(run)])
     assert rc == 0
-    result = json.loads(out_file.read_text())
+    result = json.loads((run / "summary.json").read_text())
+    assert len((run / "examples.jsonl").read_text().splitlines()) == 6
+    assert "| flare |" in capsys.readouterr().out
     summary = result["summary"]
     assert set(summary) == {"flare", "single", "none"}
     assert summary["none"]["retrievals"] == 0 and summary["single"]["retrievals"] == 2

@@ -1,0 +1,135 @@
+"""Evaluation sets, read from ../shared/data (or $ACTIVERAG_DATA) and never copied."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from activerag.demo import load_demo_questions
+from activerag.errors import ActiveRagError
+from activerag.paper import shared_data
+
+Kind = Literal["short", "yesno", "long"]
+
+
+@dataclass
+class Example:
+    """One question with what scoring needs."""
+
+    id: str
+    question: str
+    answers: list[str]
+    gold_titles: list[str] = field(default_factory=list)
+    kind: Kind = "short"
+    short_answers: list[list[str]] = field(default_factory=list)
+    """ASQA: the short answers of each disambiguated question."""
+
+
+def _json(rel: str) -> Any:
+    path = shared_data() / rel
+    if not path.exists():
+        raise ActiveRagError(f"{path} is missing; set ACTIVERAG_DATA to the shared/data folder")
+    return json.loads(path.read_text())
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        raise ActiveRagError(f"{path} does not exist")
+    rows = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ActiveRagError(f"{path}:{n} is not JSON ({exc.msg})") from exc
+    return rows
+
+
+def twowiki() -> list[Example]:
+    """2WikiMultihopQA dev, 1,000 questions with answer aliases and gold supporting titles."""
+    raw = _json("2wikimultihopqa/gfmrag_style_2wikimultihopqa_test1000_TTS-project.json")
+    return [Example(r["id"], r["question"], [r["answer"], *r.get("answer_aliases", [])],
+                    list(r.get("supporting_facts", []))) for r in raw]
+
+
+def twowiki500() -> list[Example]:
+    """2WikiMultihopQA dev, 500 questions with their 10 context paragraphs (pandas columns)."""
+    cols = _json("2wikimultihopqa/tts_2wiki_dev_sampled500_columns.json")
+    assert isinstance(cols, dict)
+    out = []
+    for key in cols["question"]:
+        titles = sorted({t for t, _ in cols["supporting_facts"][key]})
+        out.append(Example(str(cols["_1"][key]), cols["question"][key], [cols["answer"][key]],
+                           titles))
+    return out
+
+
+def hotpotqa(split: str = "dev") -> list[Example]:
+    """HotpotQA official dev (rpt splits: train 300, dev 300, test 500), gold titles."""
+    rows = _jsonl(shared_data() / f"hotpotqa/rpt_hotpotqa_officialdev_split_{split}.jsonl")
+    return [Example(str(r["id"]), str(r["question"]), [str(r["answer"])],
+                    sorted(set(r["supporting_facts"]["title"]))) for r in rows]
+
+
+def strategyqa() -> list[Example]:
+    """StrategyQA dev: 229 yes/no questions."""
+    raw = _json("strategyqa/strategyqa_dev_eladsegal.json")
+    return [Example(r["qid"], r["question"], ["yes" if r["answer"] else "no"], kind="yesno")
+            for r in raw]
+
+
+def asqa() -> list[Example]:
+    """ASQA dev: 948 ambiguous questions, short answers per interpretation, long answers."""
+    raw = _json("asqa/asqa_dev_agentic-disambiguation.json")
+    return [Example(str(r["id"]), r["question"],
+                    [a["long_answer"] for a in r.get("annotations", []) if a.get("long_answer")],
+                    kind="long", short_answers=[p["short_answers"] for p in r["qa_pairs"]])
+            for r in raw]
+
+
+def nq() -> list[Example]:
+    """NQ-open dev."""
+    rows = _jsonl(shared_data() / "nq/NQ-open.dev.jsonl")
+    return [Example(f"nq-{i}", str(r["question"]), list(r["answer"]))
+            for i, r in enumerate(rows)]
+
+
+def demo() -> list[Example]:
+    """The shipped demo questions (answers need two facts from different paragraphs)."""
+    return [Example(q["id"], q["question"], q["answers"], q["gold_titles"])
+            for q in load_demo_questions()]
+
+
+def user_jsonl(path: Path) -> list[Example]:
+    """A user's jsonl: question, answers (or answer), optional id, gold_titles, kind."""
+    out = []
+    for n, r in enumerate(_jsonl(path), 1):
+        answers = r.get("answers", r.get("answer"))
+        if not isinstance(r.get("question"), str) or answers is None:
+            raise ActiveRagError(f"{path}:{n} needs a 'question' string and 'answers'")
+        answers = answers if isinstance(answers, list) else [answers]
+        out.append(Example(str(r.get("id", f"row-{n}")), str(r["question"]),
+                           [str(a) for a in answers], list(r.get("gold_titles", [])),
+                           r.get("kind", "short")))
+    return out
+
+
+DATASETS: dict[str, Callable[[], list[Example]]] = {
+    "demo": demo, "2wiki": twowiki, "2wiki500": twowiki500, "hotpotqa": hotpotqa,
+    "strategyqa": strategyqa, "asqa": asqa, "nq": nq,
+}
+
+
+def load_dataset(name: str, n: int | None = None) -> list[Example]:
+    """The first N examples of a named dataset, or of a jsonl file given by path."""
+    if name in DATASETS:
+        rows = DATASETS[name]()
+    elif name.endswith(".jsonl"):
+        rows = user_jsonl(Path(name))
+    else:
+        raise ActiveRagError(f"unknown dataset {name!r}; use one of {', '.join(DATASETS)} "
+                             "or a path to a .jsonl file")
+    return rows[:n] if n else rows
