@@ -129,6 +129,21 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _sweep(args: argparse.Namespace, settings: Settings) -> int:
+    from activerag.datasets import load_dataset
+    from activerag.sweeps import SWEEPS, run_sweep
+
+    names = list(SWEEPS) if args.kind == "all" else [args.kind]
+    examples = load_dataset(args.dataset, args.n)
+    for name in names:
+        folder = Path(args.out) / name
+        asyncio.run(run_sweep(name, folder, args.dataset, examples, _context(args, settings),
+                              args.concurrency))
+        print((folder / f"{name}.md").read_text())
+        print(f"plot: {folder / f'{name}.png'}")
+    return 0
+
+
 def _demo(args: argparse.Namespace, settings: Settings) -> int:
     from activerag import server
     from activerag.demo import DEMO_CORPUS, load_demo_questions
@@ -189,6 +204,15 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--rescore", metavar="RUN", help="recompute the metrics of a run folder")
     _add_run_options(e)
     e.set_defaults(func=_eval)
+
+    w = sub.add_parser("sweep", help="the paper's ablations: tables and plots")
+    w.add_argument("kind", choices=["theta", "beta", "next_previous", "window", "all"])
+    w.add_argument("--dataset", default="2wiki")
+    w.add_argument("--n", type=int, default=100)
+    w.add_argument("--concurrency", type=int, default=4)
+    w.add_argument("--out", default="runs/sweeps", help="folder of the sweep run folders")
+    _add_run_options(w)
+    w.set_defaults(func=_sweep)
 
     d = sub.add_parser("demo", help="serve, ingest the demo corpus, answer demo questions")
     d.add_argument("--n", type=int, default=3)

@@ -1,0 +1,100 @@
+"""The paper's ablations as sweeps, each a Markdown table and a PNG plot.
+
+theta: θ from 0 to 1, EM against the retrieval rate (Figure 5); beta: β over 0/0.2/0.4/0.6
+(Table 5); next_previous: next vs previous sentence, retrieving every sentence (Table 3);
+window: previous-window queries of 16/32/48/all tokens (Table 4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from activerag.context import FlareContext
+from activerag.datasets import Example
+from activerag.evaluate import Run, evaluate
+from activerag.graphs.methods import method
+
+# sweep -> [(label, x value, method, context overrides)]
+SWEEPS: dict[str, list[tuple[str, float, str, dict[str, Any]]]] = {
+    "theta": [(f"theta={t}", t, "flare", {"theta": t}) for t in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)],
+    "beta": [(f"beta={b}", b, "flare", {"beta": b}) for b in (0.0, 0.2, 0.4, 0.6)],
+    "next_previous": [("previous", 0, "previous_sentence", {}),
+                      ("next", 1, "next_sentence", {})],
+    "window": [(f"query={n if n > 0 else 'all'}", n, "previous_window", {"query_tokens": n})
+               for n in (16, 32, 48, -1)],
+}
+COLUMNS = ("em", "f1", "precision", "recall", "retrieval_rate", "lm_calls_per_question",
+           "generated_tokens", "seconds_per_question")
+
+
+async def run_sweep(name: str, folder: Path, dataset: str, examples: list[Example],
+                    context: FlareContext, concurrency: int = 4) -> dict[str, Any]:
+    """Run one sweep into FOLDER (resumable) and write its table and plot there."""
+    variants = SWEEPS[name]
+    runs = {}
+    for label, _, method_name, overrides in variants:
+        graph, ctx = method(method_name, context)
+        runs[label] = (graph, replace(ctx, **overrides))
+    result = await evaluate(Run(folder), dataset, runs, examples, concurrency)
+    rows = [(label, x, result["summary"][label]) for label, x, _, _ in variants]
+    (folder / f"{name}.md").write_text(table(name, rows, result))
+    plot(name, rows, folder / f"{name}.png", result)
+    return result
+
+
+def table(name: str, rows: list[tuple[str, float, dict[str, Any]]], result: dict[str, Any]) -> str:
+    """A Markdown table of one sweep, with what it was run on."""
+    cols = [c for c in COLUMNS if any(c in s for _, _, s in rows)]
+    ctx = result["context"]
+    out = [f"### {name} sweep: {result['dataset']}, n={result['n']}, model "
+           f"{ctx['model'] or 'served default'}, k={ctx['k']}, retriever {ctx['retriever']}, "
+           f"prompts {ctx['prompt_set']}", "",
+           "| variant | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for label, _, s in rows:
+        cells = [f"{s[c]:.3f}" if isinstance(s.get(c), float) else str(s.get(c, "-"))
+                 for c in cols]
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
+         result: dict[str, Any]) -> None:
+    """The sweep's picture: Figure 5's EM against retrieval rate for θ, else metric by variant."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError("plots need matplotlib: pip install 'activerag[plot]'") from exc
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
+    labels = [label for label, _, _ in rows]
+    if name == "theta":
+        xs = [s["retrieval_rate"] * 100 for _, _, s in rows]
+        for metric in ("em", "f1"):
+            ax.plot(xs, [s[metric] * 100 for _, _, s in rows], marker="o", label=metric.upper())
+        points: dict[tuple[float, float], list[str]] = {}
+        for x, (label, _, s) in zip(xs, rows, strict=True):
+            points.setdefault((round(x, 1), round(s["em"] * 100, 1)), []).append(
+                label.split("=")[1])
+        for (x, y), thetas in points.items():
+            ax.annotate("θ=" + ",".join(thetas), (x, y), textcoords="offset points",
+                        xytext=(0, 7), ha="center", fontsize=8)
+        ax.set_xlabel("sentences that retrieved (%)")
+    else:
+        pos = range(len(rows))
+        width = 0.38
+        for i, metric in enumerate(("em", "f1")):
+            ax.bar([p + (i - 0.5) * width for p in pos], [s[metric] * 100 for _, _, s in rows],
+                   width, label=metric.upper())
+        ax.set_xticks(list(pos), labels)
+    ax.set_ylabel("score (%)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{name} sweep, {result['dataset']} (n={result['n']})")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

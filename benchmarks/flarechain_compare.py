@@ -1,0 +1,107 @@
+"""activerag's FLARE next to LangChain's FlareChain: same server, retriever and questions.
+
+    python benchmarks/flarechain_compare.py --store STORE --n 50 --out results/flarechain
+
+Both run one question at a time against the same vLLM server and the same BM25 retriever
+(k=2). FlareChain needs a chat model with logprobs (`ChatOpenAI(logprobs=True)`, which vLLM's
+chat endpoint serves); it runs with its own defaults (32-token chunks, min_prob 0.2). LM calls
+and generated tokens are counted by a callback for FlareChain and by the graph for ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+
+from activerag.context import FlareContext
+from activerag.datasets import load_dataset
+from activerag.graphs.flare import graph as flare_graph
+from activerag.metrics import best_prf, exact_match, extract_answer
+from activerag.settings import Settings
+from activerag.stores.corpus import Corpus
+
+
+class Counter(BaseCallbackHandler):
+    """Counts chat-model calls and the tokens they generated."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.tokens = 0
+
+    def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+        self.calls += 1
+        usage = (response.llm_output or {}).get("token_usage") or {}
+        self.tokens += int(usage.get("completion_tokens", 0))
+
+
+def flarechain(base_url: str, model: str, retriever: Any) -> Any:
+    from langchain_classic.chains import FlareChain
+    from langchain_openai import ChatOpenAI
+
+    llm = ChatOpenAI(base_url=base_url, api_key="EMPTY", model=model, temperature=0,
+                     logprobs=True, max_completion_tokens=32)
+    return FlareChain.from_llm(llm, retriever=retriever, max_generation_len=32)
+
+
+def row(answer: str, golds: list[str], calls: int, tokens: int, seconds: float) -> dict:
+    prediction = extract_answer(answer)
+    _, _, f1 = best_prf(prediction, golds)
+    return {"em": exact_match(prediction, golds), "f1": f1, "lm_calls": calls,
+            "generated_tokens": tokens, "seconds": seconds}
+
+
+def mean(rows: list[dict], key: str) -> float:
+    return sum(r[key] for r in rows) / len(rows)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--store", required=True, help="corpus folder holding the 2Wiki corpus")
+    p.add_argument("--dataset", default="2wiki")
+    p.add_argument("--n", type=int, default=50)
+    p.add_argument("--out", default="results/flarechain")
+    args = p.parse_args()
+    settings = Settings.from_env()
+    from activerag.lm import VLLMClient
+
+    model = VLLMClient(settings.url).model
+    retriever = Corpus(Path(args.store)).retriever("bm25", k=2)
+    chain = flarechain(settings.url, model, retriever)
+    ctx = FlareContext(base_url=settings.url, store_dir=args.store, prompt_set="paper")
+    ours, theirs = [], []
+    for i, ex in enumerate(load_dataset(args.dataset, args.n), 1):
+        start = time.perf_counter()
+        out = asyncio.run(flare_graph.ainvoke({"question": ex.question}, context=ctx))
+        ours.append(row(out["answer"], ex.answers, out["lm_calls"], out["generated_tokens"],
+                        time.perf_counter() - start))
+        counter = Counter()
+        start = time.perf_counter()
+        answer = chain.invoke({"user_input": ex.question}, {"callbacks": [counter]})["response"]
+        theirs.append(row(answer, ex.answers, counter.calls, counter.tokens,
+                          time.perf_counter() - start))
+        print(f"{i}/{args.n}", flush=True)
+    keys = ("em", "f1", "lm_calls", "generated_tokens", "seconds")
+    summary = {"activerag": {k: mean(ours, k) for k in keys},
+               "FlareChain": {k: mean(theirs, k) for k in keys}}
+    lines = [f"### activerag FLARE vs LangChain FlareChain: {args.dataset}, n={len(ours)}, "
+             f"model {model}, BM25 k=2, one question at a time", "",
+             "| per question | activerag | FlareChain | FlareChain / activerag |",
+             "|---|---|---|---|"]
+    for k in keys:
+        a, b = summary["activerag"][k], summary["FlareChain"][k]
+        lines.append(f"| {k} | {a:.3f} | {b:.3f} | {b / a if a else float('nan'):.2f} |")
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "compare.md").write_text("\n".join(lines) + "\n")
+    (out_dir / "compare.json").write_text(json.dumps(summary, indent=1))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
