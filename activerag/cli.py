@@ -33,8 +33,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--query", dest="query_formulation", choices=["implicit", "explicit"])
     p.add_argument("--retriever", choices=["bm25", "chroma"])
     p.add_argument("--max-sentences", dest="max_sentences", type=int)
+    p.add_argument("--max-answer-tokens", dest="max_answer_tokens", type=int)
     p.add_argument("--prompt-format", dest="prompt_format", choices=["chatml", "plain"])
-    p.add_argument("--prompts", dest="prompt_set", choices=["default", "paper"],
+    p.add_argument("--prompts", dest="prompt_set",
+                   choices=["default", "paper", "paper-strategyqa", "paper-asqa"],
                    help="exemplars: the library's own or the paper's (from $ACTIVERAG_DATA)")
     p.add_argument("--window", dest="window_tokens", type=int, help="previous-window size l")
     p.add_argument("--query-tokens", dest="query_tokens", type=int,

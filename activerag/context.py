@@ -43,8 +43,9 @@ class FlareContext:
     """FLARE-instruct: logit bias added to "[" (Appendix A)."""
     search_ban_tokens: int = 8
     """FLARE-instruct: tokens generated with "[" forbidden right after a search."""
-    prompt_set: Literal["default", "paper"] = "default"
-    """Exemplars: the library's own, or the paper's (read from $ACTIVERAG_DATA at run time)."""
+    prompt_set: Literal["default", "paper", "paper-strategyqa", "paper-asqa"] = "default"
+    """Exemplars: the library's own, or the paper's for 2Wiki, StrategyQA or ASQA (read from
+    $ACTIVERAG_DATA at run time, never copied)."""
     base_url: str = _env("ACTIVERAG_BASE_URL", "http://127.0.0.1:8765/v1")
     """OpenAI-compatible (vLLM) endpoint."""
     model: str = _env("ACTIVERAG_MODEL", "")

@@ -26,8 +26,9 @@ def shared_data() -> Path:
 
 
 @cache
-def paper_exemplars(kind: Literal["cot", "self_ask"]) -> list[Exemplar]:
-    """2WikiMultihopQA exemplars of the paper: chain of thought (Prompt 5) or self-ask."""
+def paper_exemplars(kind: Literal["cot", "self_ask", "strategyqa", "asqa"]) -> list[Exemplar]:
+    """The paper's exemplars: 2WikiMultihopQA chain of thought (Prompt 5) or self-ask
+    (Prompt 3), StrategyQA (Prompt 6) or ASQA (Prompt 7, without the hint)."""
     path = shared_data() / EXEMPLARS_FILE
     if not path.exists():
         raise ActiveRagError(f"{path} is missing; set ACTIVERAG_DATA or use prompt_set='default'")
@@ -35,5 +36,13 @@ def paper_exemplars(kind: Literal["cot", "self_ask"]) -> list[Exemplar]:
     if kind == "cot":
         return [(e["question"], f"{e['cot']} So the answer is {e['answer']}.")
                 for e in data["WikiMultiHopQA.cot_examplars"]]
-    return [(e["question"], f"{e['cot']}\nSo the final answer is: {e['answer']}.")
-            for e in data["WikiMultiHopQA.sa_examplars"]]
+    if kind == "self_ask":
+        return [(e["question"], f"{e['cot']}\nSo the final answer is: {e['answer']}.")
+                for e in data["WikiMultiHopQA.sa_examplars"]]
+    if kind == "strategyqa":
+        return [(e["question"],
+                 "".join(e["cot"]).strip() + f" So the final answer is {e['answer']}.")
+                for e in data["StrategyQA.cot_examplars"]]
+    lead = "we need to consider "
+    return [(e["question"], f"We need to consider {e['subq_cot'].removeprefix(lead)} {e['answer']}")
+            for e in data["ASQA.general_hint_in_input_examplars"]]

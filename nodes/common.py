@@ -30,10 +30,12 @@ Unit = Literal["sentence", "window", "segment"]
 
 def exemplars(ctx: FlareContext, kind: Literal["cot", "self_ask"] = "cot") -> list[Exemplar]:
     """The few-shot exemplars of the run: the library's own or the paper's."""
-    if ctx.prompt_set == "paper":
+    if ctx.prompt_set != "default":
         from activerag.paper import paper_exemplars
 
-        return paper_exemplars(kind)
+        if ctx.prompt_set == "paper":
+            return paper_exemplars(kind)
+        return paper_exemplars("strategyqa" if ctx.prompt_set == "paper-strategyqa" else "asqa")
     return COT_EXEMPLARS if kind == "cot" else SELF_ASK_EXEMPLARS
 
 
