@@ -135,6 +135,10 @@ def _sweep(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.datasets import load_dataset
     from activerag.sweeps import SWEEPS, run_sweep
 
+    if args.cache:
+        from activerag import cache
+
+        cache.enable(settings.home / "lm-cache.sqlite")
     names = list(SWEEPS) if args.kind == "all" else [args.kind]
     examples = load_dataset(args.dataset, args.n)
     for name in names:
@@ -213,6 +217,8 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--n", type=int, default=100)
     w.add_argument("--concurrency", type=int, default=4)
     w.add_argument("--out", default="runs/sweeps", help="folder of the sweep run folders")
+    w.add_argument("--cache", action="store_true",
+                   help="serve identical LM requests from a cache under ACTIVERAG_HOME")
     _add_run_options(w)
     w.set_defaults(func=_sweep)
 
