@@ -132,8 +132,10 @@ def make_generate(parts: Parts, unit: Unit = "sentence", prompt: PromptFn = answ
 
     async def generate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
         ctx = runtime.context
-        gen = await generate_unit(parts, state, ctx, unit, step_documents(state, ctx), prompt)
-        return unit_update(gen)
+        docs = step_documents(state, ctx)
+        gen = await generate_unit(parts, state, ctx, unit, docs, prompt)
+        # the trace then names every document the unit saw, D_x included when combined
+        return unit_update(gen, documents=docs)
 
     return generate
 

@@ -92,8 +92,10 @@ async def test_combined_retrieval_keeps_the_question_documents():
     lm = ScriptedLM([sentence("Gepu is small.", low={"small.": 0.1}),
                      sentence("Gepu is a small town.")])
     graph = build_flare_graph(lm=lm, retriever=retriever(), splitter=SentenceSplitter())
-    await graph.ainvoke({"question": QUESTION},
-                        context=FlareContext(theta=0.5, combine_retrieval=True))
+    out = await graph.ainvoke({"question": QUESTION},
+                              context=FlareContext(theta=0.5, combine_retrieval=True))
+    # D_q (the masked draft "Gepu is" finds only Gepu) followed by D_x
+    assert out["trace"][0]["doc_titles"] == ["Gepu", "Alpha Beta"]
     regen = lm.prompts[1]
     assert "Gepu: Gepu is a small town." in regen  # D_q, retrieved with the masked draft
     assert "Alpha Beta: Alpha Beta was born in Kelmor." in regen  # D_x, kept (Table 9)
