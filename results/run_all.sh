@@ -13,8 +13,11 @@ activerag eval "${COMMON[@]}" --n 30 --run runs/2wiki-family-n30 \
   --methods previous_window,previous_sentence,next_sentence,self_ask,flare_explicit,flare_combined,flare_instruct
 # Sweeps: requests identical to earlier ones come from the cache, so their times are not live.
 activerag sweep theta "${COMMON[@]}" --n 50 --cache --out runs/sweeps
+activerag sweep theta "${COMMON[@]}" --n 100 --cache --out runs/sweeps-n100
 activerag sweep beta "${COMMON[@]}" --n 30 --cache --out runs/sweeps
 activerag sweep next_previous "${COMMON[@]}" --n 30 --cache --out runs/sweeps
 activerag sweep window "${COMMON[@]}" --n 30 --cache --out runs/sweeps
 # The peer, one question at a time.
 python benchmarks/flarechain_compare.py --store "$STORE" --n 20 --out runs/flarechain
+# Copy the summaries (no per-example outputs: they hold the datasets' questions) into results/.
+python results/collect.py
