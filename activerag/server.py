@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -237,12 +236,3 @@ def stop_server(settings: Settings, timeout: float = 30.0) -> bool:
         os.killpg(pid, signal.SIGKILL)
     pid_file.unlink()
     return True
-
-
-def server_info(settings: Settings) -> dict[str, object]:
-    """What the CLI prints about the managed server."""
-    return {"base_url": settings.url, "pid_file": str(_pid_file(settings))}
-
-
-if __name__ == "__main__":
-    print(json.dumps(server_info(Settings.from_env())))
