@@ -17,7 +17,10 @@ Exemplar = tuple[str, str]
 def shared_data() -> Path:
     """The evaluation data folder: $ACTIVERAG_DATA, else ../shared/data beside the checkout."""
     if os.environ.get("ACTIVERAG_DATA"):
-        return Path(os.environ["ACTIVERAG_DATA"])
+        path = Path(os.environ["ACTIVERAG_DATA"])
+        if not path.is_dir():
+            raise ActiveRagError(f"ACTIVERAG_DATA={path} is not a folder; point it at shared/data")
+        return path
     for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
         candidate = base.parent / "shared" / "data"
         if candidate.exists():
