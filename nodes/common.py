@@ -26,6 +26,7 @@ Update = dict[str, Any]
 Node = Callable[[FlareState, Runtime[FlareContext]], Awaitable[Update]]
 PromptFn = Callable[..., str]
 Unit = Literal["sentence", "window", "segment"]
+RUNAWAY = 8
 
 
 def exemplars(ctx: FlareContext, kind: Literal["cot", "self_ask"] = "cot") -> list[Exemplar]:
@@ -179,7 +180,10 @@ def make_accept(*, count_sentences: bool = True,
         answer = state.get("answer", "") + text + suffix
         answer_tokens = state.get("answer_tokens", 0) + n_tokens
         stalled = not text.strip() and not step.get("emitted")
-        done = (finished or stalled or answer_tokens >= ctx.max_answer_tokens
+        # Backstop: units that keep nothing (a search removed from the text) add no answer
+        # tokens, so the run also ends once it has generated RUNAWAY times the answer budget.
+        runaway = state.get("generated_tokens", 0) >= RUNAWAY * ctx.max_answer_tokens
+        done = (finished or stalled or runaway or answer_tokens >= ctx.max_answer_tokens
                 or (count_sentences and trace["index"] + 1 >= ctx.max_sentences))
         get_stream_writer()({"sentence": trace})
         nxt = carry(step) if carry and not done else {}

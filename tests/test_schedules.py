@@ -150,3 +150,13 @@ async def test_search_syntax_inside_documents_never_triggers_a_search():
     out = await graph.ainvoke({"question": QUESTION}, context=FlareContext())
     assert "[Search(secret plans)]" in lm.prompts[0]
     assert out["retrievals"] == 1 and len(out["trace"]) == 1
+
+
+async def test_a_model_that_only_ever_searches_is_stopped():
+    lm = ScriptedLM([sentence("[Search(again)]") for _ in range(400)])
+    graph = build_instruct_graph(lm=lm, retriever=retriever())
+    out = await graph.ainvoke({"question": QUESTION},
+                              context=FlareContext(max_answer_tokens=16),
+                              config={"recursion_limit": 10_000})
+    assert out["generated_tokens"] >= 8 * 16
+    assert len(lm.prompts) < 400
