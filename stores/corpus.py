@@ -50,6 +50,7 @@ class Corpus:
         self.chroma_url = chroma_url
         self.bm25 = BM25Store(path / "bm25")
         self._chroma: Store | None = None
+        self._splitter: SentenceSplitter | None = None
 
     @property
     def chroma(self) -> Store:
@@ -66,8 +67,14 @@ class Corpus:
         return self.path / "punkt.json"
 
     def splitter(self) -> SentenceSplitter:
-        """Punkt trained on this corpus, or the untrained fallback before any ingest."""
-        return SentenceSplitter.from_file(self.punkt_file)
+        """Punkt trained on this corpus, or the untrained fallback before any ingest.
+
+        Loaded once (every sentence-bounded LM call asks for it); an ingest that retrains
+        Punkt drops it.
+        """
+        if self._splitter is None:
+            self._splitter = SentenceSplitter.from_file(self.punkt_file)
+        return self._splitter
 
     def retriever(self, kind: RetrieverKind = "bm25", k: int = 2) -> StoreRetriever:
         """A LangChain retriever over one of the stores."""
@@ -105,6 +112,7 @@ class Corpus:
         self.path.mkdir(parents=True, exist_ok=True)
         if added_bm25:
             save_punkt(train_punkt(d.page_content for d in self.bm25.docs), self.punkt_file)
+            self._splitter = None
         self._write_manifest()
         return IngestReport(report.rows, passages, added_bm25, added_chroma, report.skipped,
                             report.problems, len(self.bm25))

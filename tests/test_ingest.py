@@ -89,3 +89,14 @@ def test_bm25_returns_matches_whose_okapi_idf_is_zero():
                make_document("delta", "c"), make_document("epsilon", "d")])
     # "alpha" is in half the passages: its Okapi idf is 0, yet both passages match
     assert sorted(d.metadata["title"] for d, _ in store.search("alpha", 4)) == ["a", "b"]
+
+
+def test_splitter_is_loaded_once_and_renewed_by_an_ingest_that_retrains(tmp_path):
+    src = tmp_path / "c.jsonl"
+    src.write_text(json.dumps({"title": "T", "text": "Fact one. Fact two."}) + "\n")
+    corpus = Corpus(tmp_path / "store")
+    before = corpus.splitter()
+    assert corpus.splitter() is before
+    corpus.ingest(src, dense=False, progress=False)
+    after = corpus.splitter()
+    assert after is not before and corpus.splitter() is after
