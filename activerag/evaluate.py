@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import httpx
 from tqdm import tqdm
 
 from activerag.context import FlareContext
@@ -25,6 +23,7 @@ from activerag.datasets import Example, load_dataset
 from activerag.errors import ActiveRagError
 from activerag.graphs.methods import method
 from activerag.metrics import best_prf, exact_match, extract_answer, rouge_l, str_em, yes_no
+from activerag.server import vllm_counters
 
 TIMING_KEYS = ("seconds", "seconds_per_question", "wall_seconds", "prefix_cache_hit_rate")
 DISAMBIG_NOTE = ("ASQA Disambig-F1 is not computed: it needs a RoBERTa QA model that cannot be "
@@ -85,19 +84,6 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out["generated_per_kept_token"] = out["generated_tokens"] / max(1, out["answer_tokens"])
     out["lm_calls_per_question"] = out["lm_calls"] / n
     out["seconds_per_question"] = sum(r["seconds"] for r in rows) / n
-    return out
-
-
-def _metrics(base_url: str) -> dict[str, float]:
-    """vLLM's prefix-cache counters (empty when /metrics is not there)."""
-    try:
-        text = httpx.get(base_url.removesuffix("/v1") + "/metrics", timeout=5).text
-    except httpx.HTTPError:
-        return {}
-    out: dict[str, float] = {}
-    for name, value in re.findall(r"^(vllm:prefix_cache_(?:hits|queries)_total)\{[^}]*\} (\S+)$",
-                                  text, re.MULTILINE):
-        out[name] = out.get(name, 0.0) + float(value)
     return out
 
 
@@ -190,7 +176,7 @@ async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, FlareConte
             run.append(row_of(name, ex, out, time.perf_counter() - start))
             bar.update(1)
 
-    before = _metrics(context.base_url)
+    before = vllm_counters(context.base_url)
     start = time.perf_counter()
     try:
         # A failure cancels the rest: nothing runs on behind the error to race a resume.
@@ -201,7 +187,7 @@ async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, FlareConte
         raise group_error.exceptions[0] from group_error
     finally:
         bar.close()
-    after = _metrics(context.base_url)
+    after = vllm_counters(context.base_url)
     queries = after.get("vllm:prefix_cache_queries_total", 0) - before.get(
         "vllm:prefix_cache_queries_total", 0)
     hits = after.get("vllm:prefix_cache_hits_total", 0) - before.get(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -236,3 +237,18 @@ def stop_server(settings: Settings, timeout: float = 30.0) -> bool:
         os.killpg(pid, signal.SIGKILL)
     pid_file.unlink()
     return True
+
+
+_COUNTER = re.compile(r"^(vllm:[a-z_]+_total)\{[^}]*\} (\S+)$", re.MULTILINE)
+
+
+def vllm_counters(base_url: str) -> dict[str, float]:
+    """vLLM's cumulative counters from /metrics, summed over labels (empty if unavailable)."""
+    try:
+        text = httpx.get(base_url.removesuffix("/v1") + "/metrics", timeout=5).text
+    except httpx.HTTPError:
+        return {}
+    out: dict[str, float] = {}
+    for name, value in _COUNTER.findall(text):
+        out[name] = out.get(name, 0.0) + float(value)
+    return out

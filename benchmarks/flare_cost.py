@@ -11,31 +11,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import time
-
-import httpx
 
 from activerag.context import FlareContext
 from activerag.demo import load_demo_questions
 from activerag.graphs.baselines import single_graph
 from activerag.graphs.flare import graph as flare_graph
+from activerag.server import vllm_counters
 from activerag.settings import Settings
-
-_METRIC = re.compile(r"^(vllm:[a-z_]+_total)\{[^}]*\} ([0-9.e+]+)$", re.MULTILINE)
-
-
-def counters(base_url: str) -> dict[str, float]:
-    """vLLM's cumulative counters from /metrics."""
-    text = httpx.get(base_url.removesuffix("/v1") + "/metrics", timeout=10).text
-    out: dict[str, float] = {}
-    for name, value in _METRIC.findall(text):
-        out[name] = out.get(name, 0.0) + float(value)
-    return out
 
 
 async def run(graph, questions: list[str], ctx: FlareContext) -> dict[str, float]:
-    before = counters(ctx.base_url)
+    before = vllm_counters(ctx.base_url)
     totals = {"lm_calls": 0, "generated_tokens": 0, "answer_tokens": 0, "sentences": 0,
               "retrieved": 0}
     start = time.perf_counter()
@@ -47,7 +34,7 @@ async def run(graph, questions: list[str], ctx: FlareContext) -> dict[str, float
         totals["sentences"] += len(out["trace"])
         totals["retrieved"] += sum(s["retrieved"] for s in out["trace"])
     wall = time.perf_counter() - start
-    after = counters(ctx.base_url)
+    after = vllm_counters(ctx.base_url)
     delta = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in after}
     n = len(questions)
     queries = delta.get("vllm:prefix_cache_queries_total", 0.0)
