@@ -17,6 +17,7 @@ from activerag.settings import Settings
 
 _lock = threading.Lock()
 _lms: dict[tuple[str, str, str], LM] = {}
+_lm_locks: dict[tuple[str, str, str], threading.Lock] = {}
 _corpora: dict[str, object] = {}
 
 
@@ -28,6 +29,23 @@ def _corpus(store_dir: str):  # type: ignore[no-untyped-def]
         if path not in _corpora:
             _corpora[path] = Corpus(Path(path), chroma_url=Settings.from_env().chroma_url)
         return _corpora[path]
+
+
+def _lm(base_url: str, model: str, cache_file: Path | None) -> LM:
+    """The one client per endpoint, model and cache; made by whichever caller comes first."""
+    from activerag import cache
+
+    key = (base_url, model, str(cache_file))
+    with _lock:
+        key_lock = _lm_locks.setdefault(key, threading.Lock())
+    # A lock per key: asking one server for its model does not hold up clients of another.
+    with key_lock:
+        if key not in _lms:
+            client: LM = VLLMClient(base_url, model or None)
+            if cache_file is not None:
+                client = cache.CachedLM(client, cache_file)  # type: ignore[arg-type]
+            _lms[key] = client
+        return _lms[key]
 
 
 @dataclass
@@ -46,14 +64,11 @@ class Parts:
             return self.lm
         from activerag import cache
 
-        key = (ctx.base_url, ctx.model, str(cache.active()))
-        if key not in _lms:
-            client: LM = await asyncio.to_thread(VLLMClient, ctx.base_url, ctx.model or None)
-            if cache.active() is not None:
-                client = cache.CachedLM(client, cache.active())  # type: ignore[arg-type]
-            with _lock:
-                _lms.setdefault(key, client)
-        return _lms[key]
+        cache_file = cache.active()
+        lm = _lms.get((ctx.base_url, ctx.model, str(cache_file)))
+        if lm is None:
+            lm = await asyncio.to_thread(_lm, ctx.base_url, ctx.model, cache_file)
+        return lm
 
     async def retriever_for(self, ctx: FlareContext) -> BaseRetriever:
         """The given retriever, or one over the context's corpus and store."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 
 from langchain_core.documents import Document
@@ -31,6 +32,8 @@ class BM25Store:
         self.docs: list[Document] = []
         self._ids: set[str] = set()
         self._index: BM25Okapi | None = None
+        # Graphs search through asyncio.to_thread: concurrent first searches build one index.
+        self._lock = threading.Lock()
         if path is not None and (path / "docs.jsonl").exists():
             self._load(path / "docs.jsonl")
 
@@ -54,9 +57,10 @@ class BM25Store:
         new = list({d.id: d for d in docs if d.id not in self._ids}.values())
         if not new:
             return 0
-        self.docs.extend(new)
-        self._ids.update(d.id for d in new if d.id)
-        self._index = None
+        with self._lock:
+            self.docs.extend(new)
+            self._ids.update(d.id for d in new if d.id)
+            self._index = None
         if self.path is not None:
             self.path.mkdir(parents=True, exist_ok=True)
             with open(self.path / "docs.jsonl", "a", encoding="utf-8") as fh:
@@ -67,14 +71,20 @@ class BM25Store:
         return len(new)
 
     def _bm25(self) -> BM25Okapi:
-        if self._index is None:
-            if not self.docs:
-                raise CorpusError("the BM25 store is empty; ingest a corpus first "
-                                  "(activerag ingest PATH)")
-            corpus = [bm25_tokens(f"{d.metadata.get('title', '')} {d.page_content}")
-                      for d in self.docs]
-            self._index = BM25Okapi(corpus)
-        return self._index
+        index = self._index
+        if index is None:
+            with self._lock:
+                if self._index is None:
+                    self._index = self._build()
+                index = self._index
+        return index
+
+    def _build(self) -> BM25Okapi:
+        if not self.docs:
+            raise CorpusError("the BM25 store is empty; ingest a corpus first "
+                              "(activerag ingest PATH)")
+        return BM25Okapi([bm25_tokens(f"{d.metadata.get('title', '')} {d.page_content}")
+                          for d in self.docs])
 
     def search(self, query: str, k: int) -> list[tuple[Document, float]]:
         """Top K passages by BM25 score; ties keep corpus order."""

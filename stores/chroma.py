@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -35,15 +36,21 @@ class MiniLMEmbedding:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or minilm_path()
         self._model: Any = None
+        # Searches run in worker threads (asyncio.to_thread): first calls load the model once.
+        self._lock = threading.Lock()
 
     def _encoder(self) -> Any:
-        if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
+        model = self._model
+        if model is None:
+            with self._lock:
+                if self._model is None:
+                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                    from sentence_transformers import SentenceTransformer
 
-            self._model = SentenceTransformer(str(self.path), device="cpu")
-        return self._model
+                    self._model = SentenceTransformer(str(self.path), device="cpu")
+                model = self._model
+        return model
 
     def __call__(self, input: list[str]) -> list[Any]:  # noqa: A002 (Chroma's name)
         """Unit-length float32 vectors, one numpy array per text (Chroma's Embeddings type)."""

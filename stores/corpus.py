@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -37,7 +38,7 @@ class IngestReport:
                  f"{self.added_bm25} to BM25 and {self.added_chroma} to Chroma; "
                  f"store now holds {self.total} passages"]
         if self.skipped:
-            lines.append(f"skipped {self.skipped} malformed rows, e.g.:")
+            lines.append(f"skipped {self.skipped} malformed or non-UTF-8 rows, e.g.:")
             lines += [f"  {p}" for p in self.problems[:5]]
         return "\n".join(lines)
 
@@ -51,15 +52,20 @@ class Corpus:
         self.bm25 = BM25Store(path / "bm25")
         self._chroma: Store | None = None
         self._splitter: SentenceSplitter | None = None
+        # Graphs reach these through asyncio.to_thread: concurrent first uses build one each.
+        self._chroma_lock = threading.Lock()
+        self._splitter_lock = threading.Lock()
 
     @property
     def chroma(self) -> Store:
         """The dense store, opened on first use (loading the embedding model costs seconds)."""
         if self._chroma is None:
-            from activerag.stores.chroma import ChromaStore
+            with self._chroma_lock:
+                if self._chroma is None:
+                    from activerag.stores.chroma import ChromaStore
 
-            self._chroma = ChromaStore(None if self.chroma_url else self.path / "chroma",
-                                       url=self.chroma_url)
+                    self._chroma = ChromaStore(
+                        None if self.chroma_url else self.path / "chroma", url=self.chroma_url)
         return self._chroma
 
     @property
@@ -72,9 +78,13 @@ class Corpus:
         Loaded once (every sentence-bounded LM call asks for it); an ingest that retrains
         Punkt drops it.
         """
-        if self._splitter is None:
-            self._splitter = SentenceSplitter.from_file(self.punkt_file)
-        return self._splitter
+        splitter = self._splitter
+        if splitter is None:
+            with self._splitter_lock:
+                splitter = self._splitter
+                if splitter is None:
+                    splitter = self._splitter = SentenceSplitter.from_file(self.punkt_file)
+        return splitter
 
     def retriever(self, kind: RetrieverKind = "bm25", k: int = 2) -> StoreRetriever:
         """A LangChain retriever over one of the stores."""
@@ -105,14 +115,16 @@ class Corpus:
         bar.close()
         if passages == 0:
             raise CorpusError(
-                f"{source} holds no usable passages ({report.skipped} malformed rows"
+                f"{source} holds no usable passages ({report.skipped} malformed or non-UTF-8 rows"
                 + (f", e.g. {report.problems[0]}" if report.problems else "")
                 + "); expected jsonl with a 'text' field, DPR tsv (id, text, title), txt or md"
             )
         self.path.mkdir(parents=True, exist_ok=True)
         if added_bm25:
-            save_punkt(train_punkt(d.page_content for d in self.bm25.docs), self.punkt_file)
-            self._splitter = None
+            punkt = train_punkt(d.page_content for d in self.bm25.docs)
+            with self._splitter_lock:
+                save_punkt(punkt, self.punkt_file)
+                self._splitter = None
         self._write_manifest()
         return IngestReport(report.rows, passages, added_bm25, added_chroma, report.skipped,
                             report.problems, len(self.bm25))

@@ -74,6 +74,26 @@ class ReadReport:
             self.problems.append(f"{where}: {why}")
 
 
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+
+
+def _not_utf8(text: str, path: Path, what: str) -> tuple[int, str] | None:
+    """The line within TEXT of its first byte that is not UTF-8 and why WHAT was skipped.
+
+    TEXT was read with errors="surrogateescape", which turns each bad byte into one of
+    U+DC80..U+DCFF, so a bad byte costs its own row only. None when TEXT is valid.
+    """
+    bad = _NOT_UTF8.search(text)
+    if bad is None:
+        return None
+    at = bad.start()
+    column = at - text.rfind("\n", 0, at)
+    return text.count("\n", 0, at), (
+        f"the {what} is not valid UTF-8 (byte 0x{ord(bad.group()) - 0xDC00:02x} at column "
+        f"{column}) and was skipped; re-encode the file and ingest it again, e.g. "
+        f"iconv -f WINDOWS-1252 -t UTF-8 {path.name} > utf8-{path.name}")
+
+
 def _record(row: object, where: str, report: ReadReport) -> Iterator[tuple[str, str]]:
     if not isinstance(row, dict):
         report.skip(where, "not a JSON object")
@@ -86,9 +106,13 @@ def _record(row: object, where: str, report: ReadReport) -> Iterator[tuple[str, 
 
 
 def _records_jsonl(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8", errors="surrogateescape") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
+                continue
+            bad = _not_utf8(line, path, "row")
+            if bad is not None:
+                report.skip(f"{path.name}:{n}", bad[1])
                 continue
             try:
                 row = json.loads(line)
@@ -99,8 +123,18 @@ def _records_jsonl(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
 
 
 def _records_json(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
+    raw = path.read_bytes()
     try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
+        body = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise CorpusError(
+            f"{path} is not valid UTF-8 (byte 0x{raw[exc.start]:02x} on line {line}); a .json "
+            f"corpus is read whole, so re-encode it first, e.g. iconv -f WINDOWS-1252 -t UTF-8 "
+            f"{path.name} > utf8-{path.name}, or convert it to jsonl (bad rows are then skipped)"
+        ) from exc
+    try:
+        rows = json.loads(body)
     except json.JSONDecodeError as exc:
         raise CorpusError(f"{path} is not valid JSON ({exc}); a .json corpus is a list of "
                           "objects with 'title' and 'text'") from exc
@@ -112,7 +146,7 @@ def _records_json(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
 
 
 def _records_tsv(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
-    with open(path, encoding="utf-8", newline="") as fh:
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as fh:
         reader = csv.reader(fh, delimiter="\t")
         header = next(reader, None)
         if header is None:
@@ -123,13 +157,17 @@ def _records_tsv(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
         else:
             # DPR format without a header row: id, text, title
             ti, hi = 1, 2
-            yield from _tsv_row(header, ti, hi, f"{path.name}:1", report)
-        for n, row in enumerate(reader, 2):
-            yield from _tsv_row(row, ti, hi, f"{path.name}:{n}", report)
+            yield from _tsv_row(header, ti, hi, f"{path.name}:1", path, report)
+        for row in reader:
+            yield from _tsv_row(row, ti, hi, f"{path.name}:{reader.line_num}", path, report)
 
 
-def _tsv_row(row: list[str], ti: int, hi: int | None, where: str,
+def _tsv_row(row: list[str], ti: int, hi: int | None, where: str, path: Path,
              report: ReadReport) -> Iterator[tuple[str, str]]:
+    bad = _not_utf8("\t".join(row), path, "row")
+    if bad is not None:
+        report.skip(where, bad[1])
+        return
     if len(row) <= max(ti, hi or 0):
         report.skip(where, f"{len(row)} columns, expected id, text, title")
         return
@@ -140,11 +178,29 @@ def _tsv_row(row: list[str], ti: int, hi: int | None, where: str,
     yield (row[hi].strip() if hi is not None else ""), text
 
 
+def _blocks(body: str) -> Iterator[tuple[int, str]]:
+    """The blocks of BODY between blank lines, stripped, each with the line it starts on."""
+    start = 0
+    block: list[str] = []
+    for n, line in enumerate(body.split("\n"), 1):
+        if line.strip():
+            start = start if block else n
+            block.append(line)
+        elif block:
+            yield start, "\n".join(block).strip()
+            block = []
+    if block:
+        yield start, "\n".join(block).strip()
+
+
 def _records_text(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
-    body = path.read_text(encoding="utf-8", errors="replace")
+    body = path.read_text(encoding="utf-8", errors="surrogateescape")
     title = path.stem
-    for block in re.split(r"\n\s*\n", body):
-        block = block.strip()
+    for start, block in _blocks(body):
+        bad = _not_utf8(block, path, "block")
+        if bad is not None:
+            report.skip(f"{path.name}:{start + bad[0]}", bad[1])
+            continue
         if path.suffix == ".md" and block.startswith("#"):
             heading, _, rest = block.partition("\n")
             title = heading.lstrip("#").strip() or title
@@ -169,7 +225,7 @@ def corpus_files(path: Path) -> list[Path]:
 
 def read_corpus(path: Path, max_words: int = 120,
                 report: ReadReport | None = None) -> Iterator[Document]:
-    """Yield the passages of every file at PATH; malformed rows are counted in REPORT."""
+    """Yield the passages of every file at PATH; bad rows (malformed, not UTF-8) go to REPORT."""
     report = report if report is not None else ReadReport()
     readers = {".jsonl": _records_jsonl, ".json": _records_json, ".tsv": _records_tsv,
                ".txt": _records_text, ".md": _records_text}

@@ -100,3 +100,66 @@ def test_splitter_is_loaded_once_and_renewed_by_an_ingest_that_retrains(tmp_path
     corpus.ingest(src, dense=False, progress=False)
     after = corpus.splitter()
     assert after is not before and corpus.splitter() is after
+
+
+def test_jsonl_rows_that_are_not_utf8_are_skipped_and_counted(tmp_path):
+    (tmp_path / "a.jsonl").write_bytes(
+        b'{"title": "A", "text": "Alpha text."}\n{"text": "caf\xe9"}\n'
+        b'{"title": "B", "text": "B\xc3\xa9ta text."}\n')
+    report = ReadReport()
+    docs = list(read_corpus(tmp_path / "a.jsonl", report=report))
+    assert [d.page_content for d in docs] == ["Alpha text.", "B\u00e9ta text."]
+    assert (report.rows, report.skipped) == (2, 1)
+    assert report.problems[0].startswith(
+        "a.jsonl:2: the row is not valid UTF-8 (byte 0xe9 at column 14) and was skipped")
+    assert "iconv -f WINDOWS-1252 -t UTF-8 a.jsonl" in report.problems[0]
+
+
+def test_tsv_rows_that_are_not_utf8_are_skipped_and_counted(tmp_path):
+    (tmp_path / "b.tsv").write_bytes(
+        b"id\ttext\ttitle\n1\tBeta text.\tB\n2\tNa\xefve text.\tC\n3\tGamma text.\tG\n")
+    (tmp_path / "dpr.tsv").write_bytes(b"7\tCaf\xe9 text.\tX\n8\tMore text.\tY\n")
+    report = ReadReport()
+    docs = list(read_corpus(tmp_path, report=report))
+    assert [(d.metadata["title"], d.page_content) for d in docs] == [
+        ("B", "Beta text."), ("G", "Gamma text."), ("Y", "More text.")]
+    assert report.skipped == 2
+    assert [p.split(": ")[0] for p in report.problems] == ["b.tsv:3", "dpr.tsv:1"]
+    assert all("not valid UTF-8" in p for p in report.problems)
+
+
+def test_text_blocks_that_are_not_utf8_are_skipped_and_counted(tmp_path):
+    (tmp_path / "c.md").write_bytes(
+        b"# Title\n\nGood block.\n\nFine start\nbad \xff end.\n\nLast block.\n")
+    report = ReadReport()
+    docs = list(read_corpus(tmp_path / "c.md", report=report))
+    assert [(d.metadata["title"], d.page_content) for d in docs] == [
+        ("Title", "Good block."), ("Title", "Last block.")]
+    assert report.skipped == 1
+    assert report.problems[0].startswith(
+        "c.md:6: the block is not valid UTF-8 (byte 0xff at column 5)")
+
+
+def test_a_json_corpus_that_is_not_utf8_is_refused(tmp_path):
+    (tmp_path / "d.json").write_bytes(b'[{"title": "E", "text": "Eps."},\n {"text": "caf\xe9"}]')
+    with pytest.raises(CorpusError, match=r"d.json is not valid UTF-8 \(byte 0xe9 on line 2\)"
+                                          r".*iconv"):
+        list(read_corpus(tmp_path / "d.json"))
+
+
+def test_ingesting_a_file_with_a_bad_row_keeps_what_the_store_holds(tmp_path):
+    first = tmp_path / "first.jsonl"
+    first.write_text("".join(json.dumps({"title": f"T{i}", "text": f"Fact {i} about river {i}."})
+                             + "\n" for i in range(3)))
+    second = tmp_path / "second.jsonl"
+    second.write_bytes(b'{"title": "L", "text": "The lake is deep."}\n'
+                       b'{"title": "X", "text": "caf\xe9 au lait"}\n')
+    corpus = Corpus(tmp_path / "store")
+    corpus.ingest(first, dense=False, progress=False)
+    report = corpus.ingest(second, dense=False, progress=False)
+    assert (report.added_bm25, report.skipped, report.total) == (1, 1, 4)
+    assert "second.jsonl:2: the row is not valid UTF-8" in report.summary()
+    reopened = BM25Store(tmp_path / "store" / "bm25")
+    assert sorted(d.metadata["title"] for d in reopened.docs) == ["L", "T0", "T1", "T2"]
+    assert reopened.search("river 1", 1)[0][0].metadata["title"] == "T1"
+    assert reopened.search("lake", 1)[0][0].metadata["title"] == "L"
