@@ -1,13 +1,17 @@
 """The shipped demo corpus: an invented world, so the LM cannot answer from memory.
 
 `python -m activerag.demo` regenerates activerag/data/demo_{corpus,questions}.jsonl; the output
-is deterministic. Every question needs two facts that stand in different paragraphs.
+is deterministic. The 24 two-hop questions need two facts that stand in different paragraphs;
+24 one-hop questions follow them, each answered by one paragraph, so a run can tell a model that
+cannot chain two retrievals from one that cannot read a retrieved fact.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,7 +131,7 @@ def paragraphs(world: World) -> list[dict]:
     return out
 
 
-def questions(world: World, n: int = 24, seed: int = 11) -> list[dict]:
+def two_hop_questions(world: World, n: int = 24, seed: int = 11) -> list[dict]:
     """Two-hop questions whose two facts stand in different paragraphs."""
     rng = random.Random(seed)
     people = {p["name"]: p for p in world.people}
@@ -150,8 +154,45 @@ def questions(world: World, n: int = 24, seed: int = 11) -> list[dict]:
             q, a, gold = makers[(i // 2) % 2](rng.choice(world.companies))
         else:
             q, a, gold = film_makers[(i // 2) % 2](rng.choice(world.films))
-        out.append({"id": f"demo-{i:02d}", "question": q, "answers": [a], "gold_titles": gold})
+        out.append({"id": f"demo-{i:02d}", "question": q, "answers": [a], "gold_titles": gold,
+                    "hops": 2})
     return out
+
+
+_OneHop = tuple[list[dict[str, Any]], Callable[[dict[str, Any]], tuple[str, str]]]
+
+
+def one_hop_questions(world: World, n: int = 24, seed: int = 13) -> list[dict]:
+    """One-hop questions, each answered by one paragraph about the entity it names.
+
+    The relations are the single hops the two-hop questions chain, cycled in that order.
+    """
+    rng = random.Random(seed)
+    relations: list[_OneHop] = [
+        (world.companies, lambda c: (f"Who founded {c['name']}?", c["founder"])),
+        (world.people, lambda p: (f"In which city was {p['name']} born?", p["birthplace"])),
+        (world.companies,
+         lambda c: (f"In which city are the headquarters of {c['name']}?", c["hq"])),
+        (world.cities, lambda c: (f"In which country is the city of {c['name']}?", c["country"])),
+        (world.films, lambda f: (f"Who directed {f['name']}?", f["director"])),
+        (world.people, lambda p: (f"In which year was {p['name']} born?", str(p["born"]))),
+        (world.films, lambda f: (f"In which city is {f['name']} set?", f["setting"])),
+        (world.cities, lambda c: (f"Which river flows through {c['name']}?", c["river"])),
+    ]
+    picks = [rng.sample(pool, math.ceil(n / len(relations))) for pool, _ in relations]
+    out: list[dict] = []
+    for i in range(n):
+        r = i % len(relations)
+        entity = picks[r][i // len(relations)]
+        q, a = relations[r][1](entity)
+        out.append({"id": f"demo-1hop-{i:02d}", "question": q, "answers": [a],
+                    "gold_titles": [entity["name"]], "hops": 1})
+    return out
+
+
+def questions(world: World) -> list[dict]:
+    """The demo questions: the two-hop ones first, then the one-hop ones."""
+    return two_hop_questions(world) + one_hop_questions(world)
 
 
 def write_demo(data: Path = DATA) -> tuple[int, int]:
@@ -165,7 +206,7 @@ def write_demo(data: Path = DATA) -> tuple[int, int]:
 
 
 def load_demo_questions() -> list[dict]:
-    """The shipped demo questions."""
+    """The shipped demo questions: the two-hop ones, then the one-hop ones (field `hops`)."""
     return [json.loads(line) for line in DEMO_QUESTIONS.read_text().splitlines() if line]
 
 
