@@ -23,14 +23,31 @@ class FlareContext:
     """Documents retrieved per step (the paper's top-k for 2WikiMultihopQA)."""
     query_formulation: Literal["implicit", "explicit"] = "implicit"
     """implicit: the draft with low-confidence tokens masked; explicit: generated questions."""
+    mask_unit: Literal["token", "word"] = "token"
+    """Implicit queries: mask each token below beta (the paper, Table 5), or whole words with
+    any token below beta (no word fragments such as "eselin" left in the query)."""
+    keep_question_words: bool = False
+    """Implicit queries: never mask a word that occurs in the question x."""
+    span_merge_gap: int = 3
+    """Explicit queries: low-confidence tokens with at most this many confident tokens between
+    them form one span ("University of Pennsylvania"; the authors' code merges tokens fewer than
+    5 positions apart, i.e. 3 between)."""
     initial_retrieval: bool = True
     """Retrieve with the question for the first sentence (FLARE Appendix A)."""
-    max_sentences: int = 10
-    """Stop after this many accepted sentences."""
+    keep_documents: bool = True
+    """The last retrieved documents stay in every later prompt, look-ahead drafts included,
+    until the next retrieval replaces them (§2.3; what the authors' code ran). False: only the
+    regenerated sentence sees them."""
+    exemplar_retrieval: bool | None = None
+    """Give each exemplar the documents retrieved with its own question (Table 7, Appendix B).
+    None: on for the paper's 2WikiMultihopQA exemplars (prompt_set "paper"), off otherwise."""
+    max_sentences: int | None = None
+    """Stop after this many accepted sentences (None: only max_answer_tokens caps the answer,
+    the same cap for every method)."""
     max_sentence_tokens: int = 64
     """Token budget of one sentence (the paper generates 64 tokens per step)."""
-    max_answer_tokens: int = 400
-    """Stop once the answer holds this many tokens."""
+    max_answer_tokens: int = 256
+    """Stop once the answer holds this many tokens (the authors' max generation length)."""
     max_question_tokens: int = 32
     """Token budget of one generated question (explicit query formulation)."""
     combine_retrieval: bool = False
@@ -57,14 +74,25 @@ class FlareContext:
     store_dir: str = _env("ACTIVERAG_STORE_DIR", "")
     """Corpus folder; empty: the default under ACTIVERAG_HOME."""
 
+    @property
+    def exemplars_retrieve(self) -> bool:
+        """Whether exemplars carry retrieved documents in this run."""
+        if self.exemplar_retrieval is None:
+            return self.prompt_set == "paper"
+        return self.exemplar_retrieval
+
     def __post_init__(self) -> None:
         for name in ("theta", "beta"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {value}")
-        for name in ("k", "max_sentences", "max_sentence_tokens", "max_answer_tokens",
-                     "max_question_tokens", "window_tokens", "search_ban_tokens"):
+        for name in ("k", "max_sentence_tokens", "max_answer_tokens", "max_question_tokens",
+                     "window_tokens", "search_ban_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.max_sentences is not None and self.max_sentences < 1:
+            raise ValueError(f"max_sentences must be at least 1 or None, got {self.max_sentences}")
+        if self.span_merge_gap < 0:
+            raise ValueError(f"span_merge_gap must be 0 or more, got {self.span_merge_gap}")
         if self.query_tokens < -1:
             raise ValueError(f"query_tokens must be -1, 0 or positive, got {self.query_tokens}")

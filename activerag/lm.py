@@ -57,7 +57,8 @@ class Generation:
     text: str
     tokens: list[Token]
     finished: bool
-    """The model ended its output here (end-of-sequence or a stop string)."""
+    """The output ended right after the kept text: an end of sequence, or the stop string
+    named by stop_reason (callers that stop to act, like self-ask, check which)."""
     generated_tokens: int = 0
     """Tokens the server generated for this call, including any cut away."""
     stop_reason: str | None = None
@@ -224,8 +225,8 @@ class VLLMClient:
             end = cut(text, True)
         if end is None:
             end = len(text)
-        # "stop" also ends a stop string; only an end of sequence finishes the answer.
-        finished = finish == "stop" and stop_reason is None and end >= len(text.rstrip())
+        # "stop" is an end of sequence or a stop string; a cut before the end keeps it going.
+        finished = finish == "stop" and end >= len(text.rstrip())
         kept_text, kept = trim(text, tokens, end)
         return Generation(kept_text, kept, finished, generated, stop_reason, prompt_tokens,
                           prompt)

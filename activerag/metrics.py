@@ -7,15 +7,30 @@ import string
 from collections import Counter
 from collections.abc import Iterable
 
-_ANSWER = re.compile(r"answer is:?\s*(.+?)(?:\.\s*$|\.\s|\n|$)", re.IGNORECASE | re.DOTALL)
+# The paper's answer sentence ("So the answer is X.", self-ask's "So the final answer is: X."):
+# the answer runs to the end of its line, so "Edward L. Cahn." and "St. Louis" stay whole.
+_ANSWER = re.compile(r"\banswer is\b:?[ \t]*([^\n]*)", re.IGNORECASE)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCTUATION = frozenset(string.punctuation)
 
 
-def extract_answer(text: str) -> str:
-    """The final answer after the paper's 'So the answer is ...'; else the last sentence."""
-    matches = list(_ANSWER.finditer(text))
-    if matches:
-        return matches[-1].group(1).strip()
+def find_answer(text: str) -> re.Match[str] | None:
+    """The first answer sentence in TEXT (the authors score the first match), if any."""
+    return _ANSWER.search(text)
+
+
+def extract_answer(text: str, fallback: bool = False) -> str:
+    """The answer after the first 'answer is', to the end of its line, less one final period.
+
+    Without such a sentence the answer is "" (the authors count it wrong), or with FALLBACK the
+    last sentence of the text (for systems whose prompts never ask for the pattern).
+    """
+    match = find_answer(text)
+    if match:
+        answer = match.group(1).strip()
+        return answer[:-1].rstrip() if answer.endswith(".") else answer
+    if not fallback:
+        return ""
     lines = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
     return lines[-1].rstrip(".") if lines else ""
 
@@ -23,7 +38,7 @@ def extract_answer(text: str) -> str:
 def normalize(text: str) -> str:
     """Standard SQuAD normalisation: lower case, no punctuation, articles or extra spaces."""
     text = text.lower()
-    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = "".join(ch for ch in text if ch not in _PUNCTUATION)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
 
@@ -35,19 +50,33 @@ def exact_match(prediction: str, golds: Iterable[str]) -> float:
 
 
 def token_prf(prediction: str, gold: str) -> tuple[float, float, float]:
-    """Token-level precision, recall and F1 of one prediction against one gold answer."""
-    p, g = normalize(prediction).split(), normalize(gold).split()
+    """Token-level precision, recall and F1 of one prediction against one gold answer.
+
+    As in the HotpotQA/2Wiki scorer, yes/no/noanswer only match themselves: "no" against
+    "yes no" scores 0, not a partial overlap.
+    """
+    p_norm, g_norm = normalize(prediction), normalize(gold)
+    special = ("yes", "no", "noanswer")
+    if (p_norm in special or g_norm in special) and p_norm != g_norm:
+        return 0.0, 0.0, 0.0
+    p, g = p_norm.split(), g_norm.split()
     common = sum((Counter(p) & Counter(g)).values())
-    if not p or not g or common == 0:
+    if common == 0:
         return 0.0, 0.0, 0.0
     precision, recall = common / len(p), common / len(g)
     return precision, recall, 2 * precision * recall / (precision + recall)
 
 
 def best_prf(prediction: str, golds: Iterable[str]) -> tuple[float, float, float]:
-    """Precision, recall, F1 against the gold answer with the highest F1."""
-    return max((token_prf(prediction, g) for g in golds), key=lambda x: x[2],
-               default=(0.0, 0.0, 0.0))
+    """Precision, recall and F1, each the best over the gold answer and its aliases.
+
+    The authors' scorer maximises the three separately, so precision and recall may come from
+    different aliases.
+    """
+    scores = [token_prf(prediction, g) for g in golds]
+    if not scores:
+        return 0.0, 0.0, 0.0
+    return tuple(max(s[i] for s in scores) for i in range(3))  # type: ignore[return-value]
 
 
 def yes_no(text: str) -> str:

@@ -9,9 +9,17 @@ from pathlib import Path
 from typing import Literal
 
 from activerag.errors import ActiveRagError
+from activerag.nodes.prompts import (
+    ANSWER_INSTRUCTION,
+    ASQA_INSTRUCTION,
+    SELF_ASK_INSTRUCTION,
+    STRATEGYQA_INSTRUCTION,
+    STRATEGYQA_QUESTION_LINE,
+    Exemplar,
+    Task,
+)
 
 EXEMPLARS_FILE = "prompts_flare/flare_exemplars.json"
-Exemplar = tuple[str, str]
 
 
 def shared_data() -> Path:
@@ -29,23 +37,29 @@ def shared_data() -> Path:
 
 
 @cache
-def paper_exemplars(kind: Literal["cot", "self_ask", "strategyqa", "asqa"]) -> list[Exemplar]:
-    """The paper's exemplars: 2WikiMultihopQA chain of thought (Prompt 5) or self-ask
-    (Prompt 3), StrategyQA (Prompt 6) or ASQA (Prompt 7, without the hint)."""
+def paper_task(kind: Literal["cot", "self_ask", "strategyqa", "asqa"]) -> Task:
+    """The paper's exemplars as a task: 2WikiMultihopQA chain of thought (Prompt 5) or self-ask
+    (Prompt 3), StrategyQA (Prompt 6, the authors' yes/no template) or ASQA (Prompt 7, without
+    the hint)."""
     path = shared_data() / EXEMPLARS_FILE
     if not path.exists():
         raise ActiveRagError(f"{path} is missing; set ACTIVERAG_DATA or use prompt_set='default'")
     data = json.loads(path.read_text())
     if kind == "cot":
-        return [(e["question"], f"{e['cot']} So the answer is {e['answer']}.")
-                for e in data["WikiMultiHopQA.cot_examplars"]]
+        return Task(ANSWER_INSTRUCTION, tuple(
+            Exemplar(e["question"], f"{e['cot']} So the answer is {e['answer']}.")
+            for e in data["WikiMultiHopQA.cot_examplars"]))
     if kind == "self_ask":
-        return [(e["question"], f"{e['cot']}\nSo the final answer is: {e['answer']}.")
-                for e in data["WikiMultiHopQA.sa_examplars"]]
+        return Task(SELF_ASK_INSTRUCTION, tuple(
+            Exemplar(e["question"], f"{e['cot']}\nSo the final answer is: {e['answer']}.")
+            for e in data["WikiMultiHopQA.sa_examplars"]))
     if kind == "strategyqa":
-        return [(e["question"],
-                 "".join(e["cot"]).strip() + f" So the final answer is {e['answer']}.")
-                for e in data["StrategyQA.cot_examplars"]]
+        return Task(STRATEGYQA_INSTRUCTION, tuple(
+            Exemplar(e["question"],
+                     "".join(e["cot"]).strip() + f" So the final answer is {e['answer']}.")
+            for e in data["StrategyQA.cot_examplars"]), STRATEGYQA_QUESTION_LINE)
     lead = "we need to consider "
-    return [(e["question"], f"We need to consider {e['subq_cot'].removeprefix(lead)} {e['answer']}")
-            for e in data["ASQA.general_hint_in_input_examplars"]]
+    return Task(ASQA_INSTRUCTION, tuple(
+        Exemplar(e["question"],
+                 f"We need to consider {e['subq_cot'].removeprefix(lead)} {e['answer']}")
+        for e in data["ASQA.general_hint_in_input_examplars"]))

@@ -14,7 +14,8 @@ def format_step(step: Mapping[str, Any]) -> str:
     if step["retrieved"]:
         lines.append(f"    draft:   {step['draft'].strip()}")
     if step["queries"]:
-        lines.append(f"    queries: {step['queries']}")
+        note = "  (matched nothing: searched the question)" if step.get("fallback") else ""
+        lines.append(f"    queries: {step['queries']}{note}")
     if step["doc_titles"]:
         docs = ", ".join(f"{t} ({i[:8]})" for t, i in zip(step["doc_titles"], step["doc_ids"],
                                                          strict=True))

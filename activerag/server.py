@@ -172,7 +172,13 @@ def _has_gpu() -> bool:
     return shutil.which("nvidia-smi") is not None
 
 
-def start_server(settings: Settings, model_dir: Path | None = None, max_model_len: int = 2048,
+# The paper's 2Wiki prompt (8 exemplars, each with its 2 retrieved documents, then 2 more for the
+# question) needs about 3,000 tokens; SmolLM2 was trained on 8,192.
+DEFAULT_MAX_MODEL_LEN = 4096
+
+
+def start_server(settings: Settings, model_dir: Path | None = None,
+                 max_model_len: int = DEFAULT_MAX_MODEL_LEN,
                  served_name: str | None = None, timeout: float = 600.0) -> str:
     """Start vLLM on settings.host:port unless it already answers; return the base URL."""
     base_url = f"http://{settings.host}:{settings.port}/v1"

@@ -8,6 +8,10 @@ from typing import Annotated, NotRequired
 from langchain_core.documents import Document
 from typing_extensions import TypedDict
 
+# Counters summed over a run; `begin` resets them (and the trace) so that a second run on the
+# same LangGraph thread starts clean.
+COUNTERS = ("lm_calls", "generated_tokens", "prompt_tokens", "retrievals", "retrieval_steps")
+
 # (token text, probability, start offset in its text)
 TokenProb = tuple[str, float, int]
 
@@ -20,7 +24,8 @@ class StepTrace(TypedDict):
     draft_tokens: list[tuple[str, float]]  # (token, probability) of the draft
     min_prob: float | None  # lowest token probability of the draft (None: no tokens)
     retrieved: bool  # whether this unit was generated from documents retrieved for it
-    queries: list[str]  # queries sent to the retriever for this unit
+    queries: list[str]  # queries formulated for this unit
+    fallback: bool  # a query was empty or matched nothing, so the question x was searched
     doc_ids: list[str]  # ids of the documents the unit was conditioned on
     doc_titles: list[str]  # their titles
     sentence: str  # the accepted unit
@@ -33,12 +38,15 @@ class Step(TypedDict, total=False):
     tokens: list[TokenProb]  # tokens of the draft
     finished: bool  # the model ended the answer after the draft
     fire: bool  # retrieval fired for this unit
-    queries: list[str]  # queries sent to the retriever for this unit
-    documents: list[Document]  # documents of the current step only (FLARE §2.3)
+    queries: list[str]  # queries formulated for this unit
+    fallback: bool  # a query was empty or matched nothing, so the question x was searched
+    documents: list[Document]  # documents retrieved for this unit (FLARE §2.3)
+    seen: list[Document]  # documents in the prompt of the unit that will be accepted
     sentence: str  # the generated unit (regenerated sentence, window, segment)
     sentence_tokens: list[TokenProb]  # its tokens
     sentence_finished: bool  # the model ended the answer after it
     emitted: list[str]  # queries the generation itself asked for (self-ask, FLARE-instruct)
+    searched: bool  # FLARE-instruct: the unit ended in a search (an empty one too)
     ban_search: bool  # FLARE-instruct: forbid "[" in this unit (a search just happened)
     suffix: str  # text the answer takes after the unit (self-ask's "Intermediate answer:")
     new: bool  # in an update: start a fresh step holding only this update's other keys
@@ -69,6 +77,7 @@ class FlareOutput(TypedDict):
     generated_tokens: NotRequired[int]  # tokens generated, kept or not
     prompt_tokens: NotRequired[int]  # prompt tokens sent to the LM
     retrievals: NotRequired[int]  # retriever calls
+    retrieval_steps: NotRequired[int]  # times documents were retrieved, the question's included
     retrieved_titles: NotRequired[list[str]]  # titles of every document retrieved, in order
 
 
@@ -80,10 +89,12 @@ class FlareState(TypedDict):
     trace: NotRequired[Annotated[list[StepTrace], operator.add]]  # accepted sentences
     step: NotRequired[Annotated[Step, merge_step]]  # the unit being decided
     input_documents: NotRequired[list[Document]]  # D_x, retrieved with the question
+    documents: NotRequired[list[Document]]  # the last retrieved documents (kept in prompts)
     answer_tokens: NotRequired[int]  # tokens in the accepted answer
     done: NotRequired[bool]  # generation has ended
     lm_calls: NotRequired[Annotated[int, operator.add]]  # LM requests made
     generated_tokens: NotRequired[Annotated[int, operator.add]]  # tokens generated, kept or not
     prompt_tokens: NotRequired[Annotated[int, operator.add]]  # prompt tokens sent to the LM
     retrievals: NotRequired[Annotated[int, operator.add]]  # retriever calls
+    retrieval_steps: NotRequired[Annotated[int, operator.add]]  # retrievals, the question's too
     retrieved_titles: NotRequired[Annotated[list[str], operator.add]]  # every retrieved title

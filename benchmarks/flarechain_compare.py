@@ -50,7 +50,7 @@ def flarechain(base_url: str, model: str, retriever: Any) -> Any:
 
 
 def row(answer: str, golds: list[str], calls: int, tokens: int, seconds: float) -> dict:
-    prediction = extract_answer(answer)
+    prediction = extract_answer(answer, fallback=True)
     _, _, f1 = best_prf(prediction, golds)
     return {"em": exact_match(prediction, golds), "f1": f1, "lm_calls": calls,
             "generated_tokens": tokens, "seconds": seconds}

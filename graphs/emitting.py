@@ -17,7 +17,8 @@ def _build(generate: Node, carry: object, name: str, parts: Parts) -> Compiled:
     g = new_graph()
     add_start(g, parts, "generate")
     g.add_node("generate", generate, retry_policy=LM_RETRY)
-    g.add_node("accept", common.make_accept(count_sentences=False, carry=carry))  # type: ignore[arg-type]
+    g.add_node("accept", common.make_accept(parts, count_sentences=False,
+                                            carry=carry))  # type: ignore[arg-type]
     g.add_node("retrieve", common.make_retrieve(parts))
     g.add_edge("generate", "accept")
     g.add_conditional_edges("accept", common.route_after_emitting,
@@ -40,7 +41,6 @@ def build_instruct_graph(lm: LM | None = None,
     parts = Parts(lm=lm, retriever=retriever)
     return _build(instruct.make_generate_with_search(parts), instruct.carry_search,
                   "flare_instruct", parts)
-
 
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from langchain_core.retrievers import BaseRetriever
 from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
 
 from activerag.context import FlareContext
 from activerag.graphs.base import LM_RETRY, add_start, new_graph
@@ -26,10 +27,12 @@ def build_flare_graph(
     gate: Node | object | None = None,
     formulate_query: Node | object | None = None,
     name: str = "flare",
+    checkpointer: Checkpointer = None,
 ) -> Compiled:
     """Compile FLARE-direct; pass any component or node to swap it, None for the default.
 
-    Unset components are made per run from the context (endpoint, model, store).
+    Unset components are made per run from the context (endpoint, model, store); a
+    checkpointer makes runs resumable and threads persistent (each run still starts clean).
     """
     parts = Parts(lm=lm, retriever=retriever, splitter=splitter)
     g = new_graph()
@@ -40,14 +43,14 @@ def build_flare_graph(
                retry_policy=LM_RETRY)
     g.add_node("retrieve", common.make_retrieve(parts))
     g.add_node("regenerate", common.make_generate(parts, "sentence"), retry_policy=LM_RETRY)
-    g.add_node("accept", common.accept)
+    g.add_node("accept", common.make_accept(parts))
     g.add_edge("draft", "confidence_gate")
     g.add_conditional_edges("confidence_gate", flare.route_after_gate)
     g.add_edge("formulate_query", "retrieve")
     g.add_edge("retrieve", "regenerate")
     g.add_edge("regenerate", "accept")
     g.add_conditional_edges("accept", common.route_after_accept, {"next": "draft", "__end__": END})
-    return g.compile(name=name)
+    return g.compile(name=name, checkpointer=checkpointer)
 
 
 def build_next_sentence_graph(lm: LM | None = None, retriever: BaseRetriever | None = None,

@@ -6,26 +6,34 @@ from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
 from activerag.nodes.common import Node, Update, generate_unit, lm_cost
+from activerag.nodes.logic import answer_end
 from activerag.nodes.parts import Parts
 from activerag.state import FlareState, StepTrace
 
 
 def make_generate_answer(parts: Parts) -> Node:
-    """Node: y = LM([D_x, x]) in one call (no documents when none were retrieved)."""
+    """Node: y = LM([D_x, x]) in one call (no documents when none were retrieved).
+
+    The answer ends with the sentence that gives the answer, like every other method's.
+    """
 
     async def generate_answer(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
         ctx = runtime.context
         step = state.get("step", {})
         docs = step.get("documents", [])
         gen = await generate_unit(parts, state, ctx, "segment", docs)
-        spans = (await parts.splitter_for(ctx)).spans(gen.text)[: ctx.max_sentences]
+        spans = (await parts.splitter_for(ctx)).spans(gen.text)
+        end = answer_end(gen.text, spans, complete=True)
+        if end is not None:
+            spans = [(s, e) for s, e in spans if s < end]
+        spans = spans[: ctx.max_sentences]
         trace: list[StepTrace] = []
         for i, (s, e) in enumerate(spans):
             tokens = [(t.text, t.prob) for t in gen.tokens if s <= t.start < e]
             trace.append({
                 "index": i, "draft": gen.text[s:e], "draft_tokens": tokens,
                 "min_prob": min((p for _, p in tokens), default=None), "retrieved": False,
-                "queries": list(step.get("queries", [])) if docs else [],
+                "queries": list(step.get("queries", [])) if docs else [], "fallback": False,
                 "doc_ids": [d.id or "" for d in docs],
                 "doc_titles": [d.metadata.get("title", "") for d in docs],
                 "sentence": gen.text[s:e],

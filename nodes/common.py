@@ -13,41 +13,73 @@ from typing import Any, Literal
 from langchain_core.documents import Document
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 
 from activerag.context import FlareContext
-from activerag.errors import EmptyQuestion
+from activerag.errors import ActiveRagError, EmptyQuestion
 from activerag.lm import CutFn, Generation
-from activerag.nodes.logic import interleave
+from activerag.metrics import find_answer
+from activerag.nodes.logic import answer_end, interleave
 from activerag.nodes.parts import Parts
-from activerag.nodes.prompts import COT_EXEMPLARS, SELF_ASK_EXEMPLARS, Exemplar, answer_prompt
-from activerag.state import FlareState, Step, StepTrace
+from activerag.nodes.prompts import ANSWER_STOPS, COT_TASK, SELF_ASK_TASK, Task, answer_prompt
+from activerag.sentences import SentenceSplitter
+from activerag.state import COUNTERS, FlareState, Step, StepTrace
 
 Update = dict[str, Any]
 Node = Callable[[FlareState, Runtime[FlareContext]], Awaitable[Update]]
 PromptFn = Callable[..., str]
 Unit = Literal["sentence", "window", "segment"]
+TaskKind = Literal["cot", "self_ask"]
 RUNAWAY = 8
+# Exemplar documents, retrieved once per corpus, retriever, k and exemplar set.
+_shot_documents: dict[tuple[Any, ...], list[list[Document]]] = {}
 
 
-def exemplars(ctx: FlareContext, kind: Literal["cot", "self_ask"] = "cot") -> list[Exemplar]:
-    """The few-shot exemplars of the run: the library's own or the paper's."""
-    if ctx.prompt_set != "default":
-        from activerag.paper import paper_exemplars
+def task_for(ctx: FlareContext, kind: TaskKind = "cot") -> Task:
+    """The run's task and exemplars: the library's own or the paper's (without documents)."""
+    if ctx.prompt_set == "default":
+        return COT_TASK if kind == "cot" else SELF_ASK_TASK
+    from activerag.paper import paper_task
 
-        if ctx.prompt_set == "paper":
-            return paper_exemplars(kind)
-        return paper_exemplars("strategyqa" if ctx.prompt_set == "paper-strategyqa" else "asqa")
-    return COT_EXEMPLARS if kind == "cot" else SELF_ASK_EXEMPLARS
+    if ctx.prompt_set == "paper":
+        return paper_task(kind)
+    if kind == "self_ask":
+        raise ActiveRagError(
+            f"self-ask has exemplars for 2WikiMultihopQA only (the paper's Prompt 3), not for "
+            f"prompt_set={ctx.prompt_set!r}; use --prompts paper or default for self_ask"
+        )
+    return paper_task("strategyqa" if ctx.prompt_set == "paper-strategyqa" else "asqa")
+
+
+async def shots(parts: Parts, ctx: FlareContext, kind: TaskKind = "cot") -> Task:
+    """The run's task; its exemplars carry the documents retrieved with their own questions
+    when the run asks for it (Table 7: on for the paper's 2WikiMultihopQA exemplars)."""
+    task = task_for(ctx, kind)
+    if not ctx.exemplars_retrieve or not task.exemplars:
+        return task
+    source = id(parts.retriever) if parts.retriever is not None else (ctx.store_dir,
+                                                                       ctx.retriever)
+    key = (source, ctx.k, kind, ctx.prompt_set)
+    if key not in _shot_documents:
+        found = await asyncio.gather(*[parts.search(ctx, e.question) for e in task.exemplars])
+        _shot_documents.setdefault(key, list(found))
+    return task.with_documents(_shot_documents[key])
 
 
 def begin(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
-    """Check the question, reset the answer, queue x as the first query (q_1 = x, §2.3)."""
+    """Check the question, start a clean run, queue x as the first query (q_1 = x, §2.3).
+
+    Counters and the trace are overwritten, not added to, so a second run on the same thread
+    (Studio, a checkpointer) does not inherit the first one's.
+    """
     question = (state.get("question") or "").strip()
     if not question:
         raise EmptyQuestion("the question is empty; pass a non-empty 'question'")
     step: Step = {"queries": [question]} if runtime.context.initial_retrieval else {}
     return {"question": question, "answer": "", "answer_tokens": 0, "done": False,
-            "step": {**step, "new": True}, "input_documents": []}
+            "step": {**step, "new": True}, "input_documents": [], "documents": [],
+            "trace": Overwrite([]), "retrieved_titles": Overwrite([]),
+            **{name: Overwrite(0) for name in COUNTERS}}
 
 
 def route_after_begin(state: FlareState) -> Literal["retrieve_input", "next"]:
@@ -65,54 +97,87 @@ def make_retrieve_input(parts: Parts) -> Node:
     async def retrieve_input(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
         docs = await parts.search(runtime.context, state["question"])
         return {"step": {"queries": [state["question"]], "documents": docs},
-                "input_documents": docs, "retrievals": 1, "retrieved_titles": _titles(docs)}
+                "input_documents": docs, "documents": docs, "retrievals": 1,
+                "retrieval_steps": 1, "retrieved_titles": _titles(docs)}
 
     return retrieve_input
 
 
 def make_retrieve(parts: Parts) -> Node:
-    """Node: retrieve for each query of the step and interleave the rankings into the top k."""
+    """Node: retrieve for each query of the step and interleave the rankings into the top k.
+
+    A query that finds nothing (a masked draft whose words match no passage) is replaced by
+    the question x, and the step says so (`fallback`).
+    """
 
     async def retrieve(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
         ctx = runtime.context
-        queries = state.get("step", {}).get("queries", [])
-        rankings = await asyncio.gather(*[parts.search(ctx, q) for q in queries])
+        step = state.get("step", {})
+        queries = step.get("queries", [])
+        rankings = list(await asyncio.gather(*[parts.search(ctx, q) for q in queries]))
+        calls = len(queries)
+        fallback = bool(step.get("fallback"))
+        if not all(rankings):
+            fallback = True
+            calls += 1
+            by_question = await parts.search(ctx, state["question"])
+            rankings = [r or by_question for r in rankings] or [by_question]
         docs = interleave(rankings, ctx.k)
-        return {"step": {"documents": docs}, "retrievals": len(queries),
-                "retrieved_titles": _titles(docs)}
+        return {"step": {"documents": docs, "fallback": fallback}, "documents": docs,
+                "retrievals": calls, "retrieval_steps": 1, "retrieved_titles": _titles(docs)}
 
     return retrieve
 
 
-def step_documents(state: FlareState, ctx: FlareContext) -> list[Document]:
-    """This step's documents; with combine_retrieval, followed by D_x (Table 9)."""
-    docs = list(state.get("step", {}).get("documents", []))
+def prompt_documents(state: FlareState, ctx: FlareContext) -> list[Document]:
+    """The documents in the next prompt: this step's retrieval if it had one, else (with
+    keep_documents, §2.3) the last retrieved ones; with combine_retrieval, D_x after them."""
+    step = state.get("step", {})
+    if "documents" in step:
+        docs = list(step["documents"])
+    else:
+        docs = list(state.get("documents", [])) if ctx.keep_documents else []
     if ctx.combine_retrieval:
         have = {d.id for d in docs}
         docs += [d for d in state.get("input_documents", []) if d.id not in have]
     return docs
 
 
+def answer_cut(splitter: SentenceSplitter) -> CutFn:
+    """Stop a generation once the sentence that gives the answer is complete."""
+
+    def cut(text: str, final: bool) -> int | None:
+        if find_answer(text) is None:
+            return None
+        return answer_end(text, splitter.spans(text), final)
+
+    return cut
+
+
 async def generate_unit(parts: Parts, state: FlareState, ctx: FlareContext, unit: Unit,
                         docs: Sequence[Document], prompt: PromptFn = answer_prompt,
-                        shots: Sequence[Exemplar] | None = None, **kwargs: Any) -> Generation:
-    """The next unit after the answer so far.
+                        task: Task | None = None, **kwargs: Any) -> Generation:
+    """The next unit after the answer so far; every unit stops at a blank line or a new
+    "Question:" (the authors stop on a blank line).
 
     sentence: cut by Punkt (at most max_sentence_tokens); window: exactly window_tokens;
-    segment: until a stop string or the answer's token budget.
+    segment: until a stop string, the answer sentence or the answer's token budget.
     """
     lm = await parts.lm_for(ctx)
     left = max(1, ctx.max_answer_tokens - state.get("answer_tokens", 0))
-    cut: CutFn | None = None
     budget = kwargs.pop("max_tokens", left)
+    stop = [*ANSWER_STOPS, *kwargs.pop("stop", [])]
+    cut: CutFn | None = None
     if unit == "sentence":
         cut = (await parts.splitter_for(ctx)).first_sentence_end
         budget = ctx.max_sentence_tokens
     elif unit == "window":
         budget = ctx.window_tokens
-    text = prompt(state["question"], state.get("answer", ""), docs, ctx.prompt_format,
-                  exemplars(ctx) if shots is None else shots)
-    return await lm.generate(text, max_tokens=min(budget, left), cut=cut, **kwargs)
+    else:
+        cut = answer_cut(await parts.splitter_for(ctx))
+    task = task or await shots(parts, ctx)
+    text = prompt(state["question"], state.get("answer", ""), docs, ctx.prompt_format, task)
+    return await lm.generate(text, max_tokens=min(budget, left), cut=cut, stop=stop, **kwargs)
 
 
 def lm_cost(*gens: Generation) -> Update:
@@ -129,14 +194,14 @@ def unit_update(gen: Generation, **extra: Any) -> Update:
 
 
 def make_generate(parts: Parts, unit: Unit = "sentence", prompt: PromptFn = answer_prompt) -> Node:
-    """Node: the next unit, conditioned on this step's documents only (FLARE §2.3)."""
+    """Node: the next unit, conditioned on this step's documents (or the kept ones, §2.3)."""
 
     async def generate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
         ctx = runtime.context
-        docs = step_documents(state, ctx)
+        docs = prompt_documents(state, ctx)
         gen = await generate_unit(parts, state, ctx, unit, docs, prompt)
         # the trace then names every document the unit saw, D_x included when combined
-        return unit_update(gen, documents=docs)
+        return unit_update(gen, seen=docs)
 
     return generate
 
@@ -144,7 +209,7 @@ def make_generate(parts: Parts, unit: Unit = "sentence", prompt: PromptFn = answ
 def _trace(state: FlareState, step: Step, text: str) -> StepTrace:
     gated = step.get("tokens") if "draft" in step else step.get("sentence_tokens", [])
     gated = gated or []
-    docs = step.get("documents", [])
+    docs = step.get("seen", step.get("documents", []))
     return {
         "index": len(state.get("trace", [])),
         "draft": step.get("draft", text),
@@ -152,49 +217,65 @@ def _trace(state: FlareState, step: Step, text: str) -> StepTrace:
         "min_prob": min((p for _, p, _ in gated), default=None),
         "retrieved": bool(step.get("fire")),
         "queries": list(step.get("queries", [])),
+        "fallback": bool(step.get("fallback")),
         "doc_ids": [d.id or "" for d in docs],
         "doc_titles": [d.metadata.get("title", "") for d in docs],
         "sentence": text.strip(),
     }
 
 
-def make_accept(*, count_sentences: bool = True,
-                carry: Callable[[Step], Step] | None = None) -> Callable[..., Update]:
+def make_accept(parts: Parts, *, count_sentences: bool = True, whole_units: bool = True,
+                carry: Callable[[Step], Step] | None = None) -> Node:
     """Make the node that appends the decided unit (and its suffix) to the answer and traces it.
 
-    count_sentences: stop at ctx.max_sentences units (windows count tokens only).
+    The answer ends with the sentence that gives the answer ("So the answer is ..."), at the
+    model's end of output, or at the caps (max_answer_tokens, max_sentences).
+    count_sentences: max_sentences counts these units (windows count tokens only).
+    whole_units: a unit ends with a complete sentence (not so for fixed-length windows, whose
+    last sentence is complete only when the model stopped).
     carry: what of the step the next step starts with (emitted queries, kept documents).
     """
 
-    def accept(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
+    async def accept(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
         ctx = runtime.context
         step = state.get("step", {})
         suffix = step.get("suffix", "")
         if "sentence" in step:
             text, finished = step["sentence"], step.get("sentence_finished", False)
-            n_tokens = len(step.get("sentence_tokens", []))
+            tokens = step.get("sentence_tokens", [])
         else:
             text, finished = step.get("draft", ""), step.get("finished", False)
-            n_tokens = len(step.get("tokens", []))
+            tokens = step.get("tokens", [])
+        before = state.get("answer", "")
+        answer = before + text
+        answered = False
+        if find_answer(answer) is not None:
+            splitter = await parts.splitter_for(ctx)
+            end = answer_end(answer, splitter.spans(answer), whole_units or finished)
+            if end is not None:
+                answered = True
+                text = answer[len(before):max(end, len(before))]
+                tokens = [t for t in tokens if t[2] < len(text)]
+                answer, suffix = before + text, ""
+                if "draft" not in step:
+                    step = {**step, "sentence_tokens": tokens}
         trace = _trace(state, step, text)
-        answer = state.get("answer", "") + text + suffix
-        answer_tokens = state.get("answer_tokens", 0) + n_tokens
-        stalled = not text.strip() and not step.get("emitted")
+        answer += suffix
+        answer_tokens = state.get("answer_tokens", 0) + len(tokens)
+        stalled = not text.strip() and not step.get("emitted") and not step.get("searched")
         # Backstop: units that keep nothing (a search removed from the text) add no answer
         # tokens, so the run also ends once it has generated RUNAWAY times the answer budget.
         runaway = state.get("generated_tokens", 0) >= RUNAWAY * ctx.max_answer_tokens
-        done = (finished or stalled or runaway or answer_tokens >= ctx.max_answer_tokens
-                or (count_sentences and trace["index"] + 1 >= ctx.max_sentences))
+        capped = (count_sentences and ctx.max_sentences is not None
+                  and trace["index"] + 1 >= ctx.max_sentences)
+        done = (answered or finished or stalled or runaway or capped
+                or answer_tokens >= ctx.max_answer_tokens)
         get_stream_writer()({"sentence": trace})
         nxt = carry(step) if carry and not done else {}
         return {"answer": answer, "answer_tokens": answer_tokens, "done": done,
                 "trace": [trace], "step": {**nxt, "new": True}}
 
     return accept
-
-
-accept = make_accept()
-accept_window = make_accept(count_sentences=False)
 
 
 def route_after_accept(state: FlareState) -> Literal["next", "__end__"]:

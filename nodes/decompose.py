@@ -5,29 +5,36 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
-from activerag.nodes.common import Node, Update, exemplars, generate_unit, unit_update
+from activerag.nodes.common import (
+    Node,
+    Update,
+    generate_unit,
+    prompt_documents,
+    shots,
+    unit_update,
+)
 from activerag.nodes.logic import last_follow_up
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import FOLLOW_UP, INTERMEDIATE, self_ask_prompt
 from activerag.state import FlareState, Step
 
-FINAL = "final answer is"
-
 
 def make_generate_segment(parts: Parts) -> Node:
-    """Node: generate until the model asks for an intermediate answer; emit its follow-up."""
+    """Node: generate until the model asks for an intermediate answer; emit its follow-up.
+
+    Stopping at "Intermediate answer:" is a pause for retrieval, not the end of the answer.
+    """
 
     async def generate_segment(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
         ctx = runtime.context
-        docs = state.get("step", {}).get("documents", [])
+        docs = prompt_documents(state, ctx)
         gen = await generate_unit(parts, state, ctx, "segment", docs, prompt=self_ask_prompt,
-                                  shots=exemplars(ctx, "self_ask"), stop=[INTERMEDIATE])
+                                  task=await shots(parts, ctx, "self_ask"), stop=[INTERMEDIATE])
         asked = gen.stop_reason == INTERMEDIATE
         follow_up = last_follow_up(gen.text, FOLLOW_UP) if asked else None
         update = unit_update(gen, emitted=[follow_up] if follow_up else [],
-                             suffix=INTERMEDIATE if asked else "")
-        if FINAL in gen.text.lower():
-            update["step"]["sentence_finished"] = True
+                             suffix=INTERMEDIATE if asked else "", seen=docs)
+        update["step"]["sentence_finished"] = gen.finished and not asked
         return update
 
     return generate_segment

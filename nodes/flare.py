@@ -8,22 +8,31 @@ from typing import Literal
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
-from activerag.nodes.common import Node, Update, generate_unit, lm_cost
-from activerag.nodes.logic import low_confidence_spans, masked_query, should_retrieve
+from activerag.nodes.common import Node, Update, generate_unit, lm_cost, prompt_documents
+from activerag.nodes.logic import (
+    low_confidence_spans,
+    masked_query,
+    question_words,
+    should_retrieve,
+)
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import question_prompt
 from activerag.state import FlareState
 
 
 def make_draft(parts: Parts) -> Node:
-    """Node: the temporary next sentence ŝ_t = LM([x, y_<t]); the first one sees D_x."""
+    """Node: the temporary next sentence ŝ_t = LM([x, y_<t]).
+
+    The first draft sees D_x (Appendix A); later ones see the last retrieved documents when
+    keep_documents is on (the authors' code), none otherwise (§3.2.1 as written).
+    """
 
     async def draft(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
-        docs = state.get("step", {}).get("documents", [])
+        docs = prompt_documents(state, runtime.context)
         gen = await generate_unit(parts, state, runtime.context, "sentence", docs)
         tokens = [(t.text, t.prob, t.start) for t in gen.tokens]
-        return {"step": {"draft": gen.text, "tokens": tokens, "finished": gen.finished},
-                **lm_cost(gen)}
+        return {"step": {"draft": gen.text, "tokens": tokens, "finished": gen.finished,
+                         "seen": docs}, **lm_cost(gen)}
 
     return draft
 
@@ -61,8 +70,10 @@ def make_formulate_query(parts: Parts) -> Node:
         draft, tokens = step.get("draft", ""), step.get("tokens", [])
         if ctx.query_formulation == "implicit":
             # FLARE §3.2.2: mask tokens with p < beta; an all-masked draft falls back to x.
-            return {"step": {"queries": [masked_query(tokens, ctx.beta) or state["question"]]}}
-        spans = low_confidence_spans(tokens, ctx.beta, draft)
+            keep = question_words(state["question"]) if ctx.keep_question_words else frozenset()
+            query = masked_query(tokens, ctx.beta, ctx.mask_unit, keep)
+            return {"step": {"queries": [query or state["question"]], "fallback": not query}}
+        spans = low_confidence_spans(tokens, ctx.beta, draft, ctx.span_merge_gap)
         if not spans:
             return {"step": {"queries": [" ".join(draft.split()) or state["question"]]}}
         lm = await parts.lm_for(ctx)

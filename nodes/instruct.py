@@ -6,7 +6,7 @@ from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
 from activerag.lm import LM
-from activerag.nodes.common import Node, Update, generate_unit, step_documents, unit_update
+from activerag.nodes.common import Node, Update, generate_unit, prompt_documents, unit_update
 from activerag.nodes.logic import split_search
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import SEARCH_CLOSE, SEARCH_OPEN, instruct_prompt
@@ -29,7 +29,8 @@ def make_generate_with_search(parts: Parts) -> Node:
     """Node: generate until a search is asked for; only generated text is parsed for one.
 
     "[" gets +search_bias (Appendix A); right after a search the next search_ban_tokens tokens
-    are generated with "[" forbidden.
+    are generated with "[" forbidden. A search is removed from the answer, an empty one too
+    (it retrieves nothing but still bans "[" for a while).
     """
 
     async def generate_with_search(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
@@ -41,17 +42,19 @@ def make_generate_with_search(parts: Parts) -> Node:
                       "logit_bias": {i: BAN for i in ids}}
         else:
             kwargs = {"stop": [SEARCH_CLOSE], "logit_bias": {i: ctx.search_bias for i in ids}}
-        gen = await generate_unit(parts, state, ctx, "segment", step_documents(state, ctx),
-                                  prompt=instruct_prompt, **kwargs)
-        kept, query = split_search(gen.text, SEARCH_OPEN)
-        if query is None and gen.stop_reason == SEARCH_CLOSE:
-            kept += SEARCH_CLOSE
-        update = unit_update(gen, emitted=[query] if query else [])
-        update["step"]["sentence"] = kept
-        update["step"]["sentence_tokens"] = [t for t in update["step"]["sentence_tokens"]
-                                             if t[2] < len(kept)]
-        if query:
-            update["step"]["sentence_finished"] = False
+        docs = prompt_documents(state, ctx)
+        gen = await generate_unit(parts, state, ctx, "segment", docs, prompt=instruct_prompt,
+                                  **kwargs)
+        kept, query = split_search(gen.text, SEARCH_OPEN, SEARCH_CLOSE)
+        update = unit_update(gen, emitted=[query] if query else [], seen=docs)
+        unit = update["step"]
+        unit["sentence"] = kept
+        unit["sentence_tokens"] = [t for t in unit["sentence_tokens"] if t[2] < len(kept)]
+        if query is not None:
+            unit["searched"] = True
+            unit["sentence_finished"] = False
+        elif gen.stop_reason == SEARCH_CLOSE:
+            unit["sentence_finished"] = False
         return update
 
     return generate_with_search
@@ -62,4 +65,6 @@ def carry_search(step: Step) -> Step:
     emitted = step.get("emitted", [])
     if emitted:
         return {"queries": emitted, "fire": True, "ban_search": True}
+    if step.get("searched"):
+        return {"documents": step.get("documents", []), "ban_search": True}
     return {"documents": step.get("documents", [])}

@@ -1,13 +1,18 @@
-"""Pure decisions of FLARE: gating, masking, span extraction, ranking interleave."""
+"""Pure decisions of FLARE: gating, masking, span extraction, ranking interleave, ends."""
 
 from __future__ import annotations
 
+import string
 from collections.abc import Sequence
+from typing import Literal
 
 from langchain_core.documents import Document
 
+from activerag.metrics import find_answer
+
 # (token text, probability, start offset in the sentence)
 TokenProb = tuple[str, float, int]
+MaskUnit = Literal["token", "word"]
 
 
 def should_retrieve(probs: Sequence[float], theta: float) -> bool:
@@ -23,51 +28,86 @@ def should_retrieve(probs: Sequence[float], theta: float) -> bool:
     return any(p < theta for p in probs)
 
 
-def masked_query(tokens: Sequence[TokenProb], beta: float) -> str:
+def word_starts(tokens: Sequence[TokenProb]) -> list[bool]:
+    """Whether each token begins a word: the first one, and any that starts with whitespace."""
+    return [i == 0 or t[0][:1].isspace() for i, t in enumerate(tokens)]
+
+
+def _words(tokens: Sequence[TokenProb]) -> list[range]:
+    """Token index ranges of the words of a draft (punctuation joins the word it follows)."""
+    starts = [i for i, first in enumerate(word_starts(tokens)) if first]
+    return [range(a, b) for a, b in zip(starts, [*starts[1:], len(tokens)], strict=True)]
+
+
+def word_key(word: str) -> str:
+    """A word as compared with the question's words: lower case, no surrounding punctuation."""
+    return word.strip().strip(string.punctuation).lower()
+
+
+def question_words(question: str) -> frozenset[str]:
+    """The words of the question x, as word_key makes them."""
+    return frozenset(k for w in question.split() if (k := word_key(w)))
+
+
+def masked_query(tokens: Sequence[TokenProb], beta: float, unit: MaskUnit = "token",
+                 keep: frozenset[str] = frozenset()) -> str:
     """FLARE §3.2.2 implicit query: the draft with tokens of probability below beta removed.
 
-    A removed run leaves one space so that the words on either side stay apart.
+    unit="word" removes a whole word when any of its tokens is below beta, so no fragment of a
+    word is left ("eselin"); a word whose word_key is in KEEP (the question's words) is never
+    removed. A removed run leaves one space so that the words on either side stay apart.
     """
+    masked = [p < beta for _, p, _ in tokens]
+    for word in _words(tokens):
+        if keep and word_key("".join(tokens[i][0] for i in word)) in keep:
+            hide = False
+        elif unit == "word":
+            hide = any(masked[i] for i in word)
+        else:
+            continue
+        for i in word:
+            masked[i] = hide
     parts: list[str] = []
     gap = False
-    for text, prob, _ in tokens:
-        if prob < beta:
+    for (text, _, _), hide in zip(tokens, masked, strict=True):
+        if hide:
             gap = True
             continue
-        if gap and parts and not text.startswith((" ", "\n")):
+        if gap and parts and not text[:1].isspace():
             parts.append(" ")
         parts.append(text)
         gap = False
     return " ".join("".join(parts).split())
 
 
-def low_confidence_spans(tokens: Sequence[TokenProb], beta: float, sentence: str) -> list[str]:
+def low_confidence_spans(tokens: Sequence[TokenProb], beta: float, sentence: str,
+                         merge_gap: int = 0) -> list[str]:
     """FLARE §3.2.2 explicit queries: the spans of the draft made of tokens below beta.
 
-    Consecutive low-probability tokens form one span, and a span grows to whole words: a token
-    that continues a word (no leading space) joins the span of the word it belongs to.
+    Low-probability tokens with at most MERGE_GAP confident tokens between them form one span
+    (with 3, "University(0.3) of Pennsylvania(0.2)" is one span), and a span grows to whole
+    words: a token that continues a word (no leading space) joins the span of its word.
     """
     starts = [t[2] for t in tokens]
     ends = [*starts[1:], len(sentence)]
-    word_start = [i == 0 or t[0][:1] in (" ", "\n") for i, t in enumerate(tokens)]
-    low = [t[1] < beta for t in tokens]
+    first = word_starts(tokens)
+    low = [i for i, t in enumerate(tokens) if t[1] < beta]
+    groups: list[list[int]] = []
+    for i in low:
+        if groups and i - groups[-1][1] - 1 <= merge_gap:
+            groups[-1][1] = i
+        else:
+            groups.append([i, i])
     spans: list[tuple[int, int]] = []
-    i = 0
-    while i < len(tokens):
-        if not low[i]:
-            i += 1
-            continue
-        a = i
-        while a > 0 and not word_start[a]:
+    for a, b in groups:
+        while a > 0 and not first[a]:
             a -= 1
-        b = i
-        while b + 1 < len(tokens) and (low[b + 1] or not word_start[b + 1]):
+        while b + 1 < len(tokens) and not first[b + 1]:
             b += 1
         if spans and starts[a] <= spans[-1][1]:
             spans[-1] = (spans[-1][0], ends[b])
         else:
             spans.append((starts[a], ends[b]))
-        i = b + 1
     out = []
     for s, e in spans:
         text = sentence[s:e].strip(" \n\t.,;:!?\"'")
@@ -118,10 +158,35 @@ def last_follow_up(segment: str, marker: str) -> str | None:
     return None
 
 
-def split_search(text: str, open_: str) -> tuple[str, str | None]:
-    """FLARE-instruct: the text before a generated "[Search(" and the query after it."""
+def split_search(text: str, open_: str, close: str) -> tuple[str, str | None]:
+    """FLARE-instruct: the text before a generated "[Search(" and the query inside it.
+
+    The query is None when there is no search and "" for an empty "[Search()]"; it runs to the
+    closing ")]" (the stop string, so usually already gone), parentheses inside kept
+    ("Kelmor (city)"). The text before the search loses its trailing spaces, so that the
+    continuation, which brings its own, leaves no double space.
+    """
     at = text.find(open_)
     if at < 0:
         return text, None
-    query = text[at + len(open_):].strip().rstrip(")]").strip()
-    return text[:at], query or None
+    query = text[at + len(open_):]
+    if close in query:
+        query = query[:query.index(close)]
+    return text[:at].rstrip(" "), query.strip()
+
+
+def answer_end(text: str, spans: Sequence[tuple[int, int]], complete: bool) -> int | None:
+    """Where an answer should end: after the first sentence that gives the answer.
+
+    SPANS are TEXT's sentences. None while there is no answer sentence, or while it is the
+    last sentence of a text that may still grow (not COMPLETE, no line break after it).
+    """
+    match = find_answer(text)
+    if match is None:
+        return None
+    for i, (_, end) in enumerate(spans):
+        if end > match.start():
+            if complete or i + 1 < len(spans) or "\n" in text[end:]:
+                return end
+            return None
+    return None

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import Literal, NamedTuple
 
 from langchain_core.documents import Document
 
 PromptFormat = Literal["chatml", "plain"]
-# (question, the full answer an LM should write for it)
-Exemplar = tuple[str, str]
+
+
+class Exemplar(NamedTuple):
+    """A worked example: a question, the full answer an LM should write, its documents."""
+
+    question: str
+    answer: str
+    documents: tuple[Document, ...] = ()
+
 
 ANSWER_INSTRUCTION = (
     "Answer the question with short factual sentences, reasoning one step at a time. "
@@ -17,11 +25,24 @@ ANSWER_INSTRUCTION = (
     "Finish with a sentence of the form: So the answer is <answer>."
 )
 # Worked examples about invented entities that stand in no corpus.
-COT_EXEMPLARS: list[Exemplar] = [(
+COT_EXEMPLARS: list[Exemplar] = [Exemplar(
     "In which city was the founder of Morrow Lamp Works born?",
     "Morrow Lamp Works was founded by Ilsa Brandt. Ilsa Brandt was born in the city of Kelmor. "
     "So the answer is Kelmor.",
 )]
+# StrategyQA (the authors' template): every question is put as a yes/no task.
+STRATEGYQA_INSTRUCTION = (
+    "Answer the question with short factual sentences, reasoning one step at a time. "
+    "Use the search results when they are relevant. "
+    "Finish with a sentence of the form: So the final answer is <yes or no>."
+)
+STRATEGYQA_QUESTION_LINE = (
+    "Generate a yes or no answer to the following question.\nQuestion: {question}"
+)
+ASQA_INSTRUCTION = (
+    "Answer the ambiguous question: name its interpretations and answer each one. "
+    "Use the search results when they are relevant."
+)
 
 # Question decomposition (self-ask, FLARE Prompt 3): sub-questions trigger retrieval.
 SELF_ASK_INSTRUCTION = (
@@ -32,7 +53,7 @@ SELF_ASK_INSTRUCTION = (
 SELF_ASK_START = "Are follow up questions needed here:"
 FOLLOW_UP = "Follow up:"
 INTERMEDIATE = "Intermediate answer:"
-SELF_ASK_EXEMPLARS: list[Exemplar] = [(
+SELF_ASK_EXEMPLARS: list[Exemplar] = [Exemplar(
     "In which city was the founder of Morrow Lamp Works born?",
     f"{SELF_ASK_START} Yes.\n{FOLLOW_UP} Who founded Morrow Lamp Works?\n"
     f"{INTERMEDIATE} Morrow Lamp Works was founded by Ilsa Brandt.\n"
@@ -48,12 +69,11 @@ INSTRUCT_SEARCH_SKILL = (
     '"[Search(query)]" where the fact is needed, and the results will be given to you.'
 )
 SEARCH_EXEMPLARS: list[Exemplar] = [
-    ("Which river flows through Kelmor?",
-     "Kelmor lies on [Search(Which river flows through Kelmor?)] the Vedria River."),
-    ("When was Ilsa Brandt born?",
-     "Ilsa Brandt was born in [Search(Ilsa Brandt birth year)] 1871."),
+    Exemplar("Which river flows through Kelmor?",
+             "Kelmor lies on [Search(Which river flows through Kelmor?)] the Vedria River."),
+    Exemplar("When was Ilsa Brandt born?",
+             "Ilsa Brandt was born in [Search(Ilsa Brandt birth year)] 1871."),
 ]
-INSTRUCT_TASK_SKILL = "Skill 2. " + ANSWER_INSTRUCTION
 INSTRUCT_COMBINE = (
     "Now combine skill 1 and skill 2: answer the question, and search whenever you need a fact."
 )
@@ -67,6 +87,27 @@ ASK_FOR_SPAN = (
     'the term/entity/phrase "{span}".'
 )
 QUESTION_GEN_INSTRUCTION = "Write one short question and nothing else."
+# A unit ends at a blank line (the authors' stop) or where the model starts a new question.
+ANSWER_STOPS = ("\n\n", "\nQuestion:")
+
+
+@dataclass(frozen=True)
+class Task:
+    """What the LM is asked to do: the instruction, how a question is put, worked examples."""
+
+    instruction: str
+    exemplars: tuple[Exemplar, ...]
+    question_line: str = QUESTION_LINE
+
+    def with_documents(self, documents: Sequence[Sequence[Document]]) -> Task:
+        """The same task whose exemplars carry DOCUMENTS (one list per exemplar)."""
+        shots = tuple(e._replace(documents=tuple(d))
+                      for e, d in zip(self.exemplars, documents, strict=True))
+        return replace(self, exemplars=shots)
+
+
+COT_TASK = Task(ANSWER_INSTRUCTION, tuple(COT_EXEMPLARS))
+SELF_ASK_TASK = Task(SELF_ASK_INSTRUCTION, tuple(SELF_ASK_EXEMPLARS))
 
 
 def format_documents(docs: Sequence[Document]) -> str:
@@ -104,37 +145,37 @@ def render(fmt: PromptFormat, system: str, turns: Sequence[tuple[str, str]],
     return (_chatml if fmt == "chatml" else _plain)(system, turns, reply_prefix)
 
 
-def _turns(exemplars: Sequence[Exemplar], question: str,
-           docs: Sequence[Document]) -> list[tuple[str, str]]:
-    shots = [(QUESTION_LINE.format(question=q), a) for q, a in exemplars]
-    return [*shots, (format_documents(docs) + QUESTION_LINE.format(question=question), "")]
+def _turns(task: Task, question: str, docs: Sequence[Document]) -> list[tuple[str, str]]:
+    """Each exemplar (after its own documents, Prompt 2), then the test case after D_q."""
+    shots = [(format_documents(e.documents) + task.question_line.format(question=e.question),
+              e.answer) for e in task.exemplars]
+    return [*shots, (format_documents(docs) + task.question_line.format(question=question), "")]
 
 
 def answer_prompt(question: str, answer_so_far: str, docs: Sequence[Document],
-                  fmt: PromptFormat = "chatml",
-                  exemplars: Sequence[Exemplar] = COT_EXEMPLARS) -> str:
+                  fmt: PromptFormat = "chatml", task: Task = COT_TASK) -> str:
     """FLARE's LM input [D_q, x, y_<t]: documents, the question, the answer so far."""
-    return render(fmt, ANSWER_INSTRUCTION, _turns(exemplars, question, docs), answer_so_far)
+    return render(fmt, task.instruction, _turns(task, question, docs), answer_so_far)
 
 
 def self_ask_prompt(question: str, answer_so_far: str, docs: Sequence[Document],
-                    fmt: PromptFormat = "chatml",
-                    exemplars: Sequence[Exemplar] = SELF_ASK_EXEMPLARS) -> str:
+                    fmt: PromptFormat = "chatml", task: Task = SELF_ASK_TASK) -> str:
     """Self-ask (FLARE Prompt 3): the reply starts by asking whether follow-ups are needed."""
-    return render(fmt, SELF_ASK_INSTRUCTION, _turns(exemplars, question, docs),
+    return render(fmt, task.instruction, _turns(task, question, docs),
                   SELF_ASK_START + answer_so_far)
 
 
 def instruct_prompt(question: str, answer_so_far: str, docs: Sequence[Document],
-                    fmt: PromptFormat = "chatml",
-                    exemplars: Sequence[Exemplar] = COT_EXEMPLARS) -> str:
+                    fmt: PromptFormat = "chatml", task: Task = COT_TASK) -> str:
     """FLARE-instruct (Prompt 1): search skill, task skill, then the test case."""
-    search = "\n".join(f"{QUESTION_LINE.format(question=q)}\nAnswer: {a}"
-                       for q, a in SEARCH_EXEMPLARS)
-    task = "\n".join(f"{QUESTION_LINE.format(question=q)}\nAnswer: {a}" for q, a in exemplars)
-    system = "\n\n".join([INSTRUCT_SEARCH_SKILL, search, INSTRUCT_TASK_SKILL, task,
+    search = "\n".join(f"{QUESTION_LINE.format(question=e.question)}\nAnswer: {e.answer}"
+                       for e in SEARCH_EXEMPLARS)
+    shots = "\n".join(f"{task.question_line.format(question=e.question)}\nAnswer: {e.answer}"
+                      for e in task.exemplars)
+    system = "\n\n".join([INSTRUCT_SEARCH_SKILL, search, "Skill 2. " + task.instruction, shots,
                           INSTRUCT_COMBINE])
-    return render(fmt, system, _turns([], question, docs), answer_so_far)
+    return render(fmt, system, _turns(replace(task, exemplars=()), question, docs),
+                  answer_so_far)
 
 
 def question_prompt(question: str, passage: str, span: str,

@@ -1,4 +1,9 @@
-"""A scripted LM for unit tests: it returns the tokens and probabilities a test chooses."""
+"""A scripted LM for unit tests: it returns the tokens and probabilities a test chooses.
+
+Like the real server, a generation ends only by the request's own limits: the cut (a
+sentence or answer is complete), a stop string, max_tokens, or an end-of-sequence token the
+script places (EOS). A reply that runs out before any of them is a broken test, not a stop.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +14,13 @@ from dataclasses import dataclass, field
 from activerag.lm import CutFn, Generation, Token
 
 Script = Sequence[tuple[str, float]]
+EOS = ("<|eos|>", 1.0)
+"""The model ends its output here (finish_reason "stop" with no stop string)."""
 
 
 @dataclass
 class ScriptedLM:
-    """Replies with scripted generations in order and records every prompt it was sent.
-
-    Each reply is a list of (token text, probability). Like the real client it streams
-    token by token and stops as soon as `cut` finds the end of the first sentence.
-    """
+    """Replies with scripted generations in order and records every request it was sent."""
 
     replies: list[Script]
     model: str = "scripted"
@@ -30,25 +33,41 @@ class ScriptedLM:
         self.prompts.append(prompt)
         self.calls.append({"max_tokens": max_tokens, "stop": stop, "logit_bias": logit_bias})
         if not self.replies:
-            raise AssertionError(f"the scripted LM ran out of replies; prompt:\n{prompt}")
-        script = list(self.replies.pop(0))[:max_tokens]
-        text, tokens, end = "", [], None
+            raise AssertionError(f"the scripted LM has no reply left; prompt:\n{prompt}")
+        script = list(self.replies.pop(0))
+        text, tokens = "", []
+        end: int | None = None
+        ended = stop_reason = None
         for piece, prob in script:
+            if (piece, prob) == EOS:
+                ended = "eos"
+                break
+            if len(tokens) == max_tokens:
+                ended = "length"
+                break
             tokens.append(Token(piece, math.log(prob), len(text)))
             text += piece
-            if cut is not None:
-                end = cut(text, False)
-                if end is not None:
-                    break
-        finished = end is None and len(script) < max_tokens
-        stop_reason = None
-        hits = [(text.find(s), s) for s in stop or [] if s in text]
-        if end is None and hits:
-            end, stop_reason = min(hits)
-            finished = False
+            hits = sorted((text.find(s), s) for s in stop or [] if s in text)
+            if hits:
+                # the server leaves the stop string out of the text (its token stays listed)
+                ended, (at, stop_reason) = "stop", hits[0]
+                text = text[:at]
+                break
+            if cut is not None and (end := cut(text, False)) is not None:
+                ended = "cut"
+                break
+        else:
+            if len(tokens) == max_tokens:
+                ended = "length"
+        if ended is None:
+            raise AssertionError(
+                f"scripted reply ran out before an end (EOS, a stop string, the cut or "
+                f"max_tokens={max_tokens}): {text!r}"
+            )
         if end is None:
-            end = cut(text, True) if cut is not None else len(text)
+            end = cut(text, True) if cut is not None else None
             end = len(text) if end is None else end
+        finished = ended in ("eos", "stop") and end >= len(text.rstrip())
         return Generation(text[:end], [t for t in tokens if t.start < end], finished,
                           len(tokens), stop_reason, len(prompt.split()), prompt)
 
@@ -60,4 +79,9 @@ def sentence(text: str, prob: float = 0.95, low: dict[str, float] | None = None)
     """Split TEXT into word tokens (leading spaces kept) with PROB, or LOW[word] for some."""
     words = text.split(" ")
     toks = [w if i == 0 else " " + w for i, w in enumerate(words)]
-    return [(t, (low or {}).get(t.strip(), prob)) for t in toks]
+    return [(t, (low or {}).get(t.strip(), prob)) for t in toks if t]
+
+
+def ends(text: str, prob: float = 0.95, low: dict[str, float] | None = None) -> Script:
+    """sentence(TEXT) followed by the end of the model's output."""
+    return [*sentence(text, prob, low), EOS]

@@ -1,7 +1,7 @@
 """A FLARE graph is a clean subgraph: a parent app adds it as one node."""
 
 from langgraph.graph import END, START, StateGraph
-from scripted import ScriptedLM, sentence
+from scripted import ScriptedLM, ends
 from typing_extensions import TypedDict
 
 from activerag.context import FlareContext
@@ -25,7 +25,7 @@ def judge(state: AppState) -> AppState:
 async def test_flare_runs_as_a_node_of_a_parent_graph():
     store = BM25Store()
     store.add([make_document("Alpha Beta was born in Kelmor.", "Alpha Beta")])
-    lm = ScriptedLM([sentence("Alpha Beta was born in Kelmor.", prob=0.99)])
+    lm = ScriptedLM([ends("Alpha Beta was born in Kelmor.", prob=0.99)])
     flare = build_flare_graph(lm=lm, retriever=StoreRetriever(store=store, k=1),
                               splitter=SentenceSplitter())
     app = StateGraph(AppState, context_schema=FlareContext)

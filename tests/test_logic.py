@@ -1,6 +1,17 @@
 from langchain_core.documents import Document
 
-from activerag.nodes.logic import interleave, low_confidence_spans, masked_query, should_retrieve
+from activerag.nodes.logic import (
+    answer_end,
+    interleave,
+    last_follow_up,
+    low_confidence_spans,
+    masked_query,
+    question_words,
+    should_retrieve,
+    split_search,
+    window_query,
+    word_key,
+)
 
 SENT = "Joe Biden attended the University of Pennsylvania."
 TOKENS = [("Joe", 0.9, 0), (" Biden", 0.95, 3), (" attended", 0.8, 9), (" the", 0.7, 18),
@@ -8,10 +19,20 @@ TOKENS = [("Joe", 0.9, 0), (" Biden", 0.95, 3), (" attended", 0.8, 9), (" the", 
           (".", 0.9, 49)]
 
 
+def toks(*pairs):
+    """(text, prob) pairs laid end to end with their offsets."""
+    out, pos = [], 0
+    for text, prob in pairs:
+        out.append((text, prob, pos))
+        pos += len(text)
+    return out
+
+
 def test_gate_fires_on_any_token_below_theta():
     assert should_retrieve([0.9, 0.3, 0.95], 0.5) is True
     assert should_retrieve([0.9, 0.6, 0.95], 0.5) is False
     assert should_retrieve([0.5], 0.5) is False  # strictly below
+    assert should_retrieve([0.4999], 0.5) is True
 
 
 def test_gate_ends_of_the_scale():
@@ -19,17 +40,39 @@ def test_gate_ends_of_the_scale():
     assert should_retrieve([1.0, 1.0], 1.0) is True
     assert should_retrieve([], 1.0) is True
     assert should_retrieve([], 0.5) is False
+    assert should_retrieve([0.999], 0.9999) is True
 
 
 def test_masking_removes_tokens_below_beta():
     assert masked_query(TOKENS, 0.4) == "Joe Biden attended the of ."
     assert masked_query(TOKENS, 0.0) == SENT
     assert masked_query(TOKENS, 0.75) == "Joe Biden attended of ."
+    assert masked_query(TOKENS, 0.3) == "Joe Biden attended the University of sylvania."
+    assert masked_query(TOKENS, 1.0) == ""
 
 
 def test_masking_keeps_words_apart_across_a_gap():
-    toks = [("New", 0.9, 0), ("ark", 0.1, 3), ("ville", 0.9, 6)]
-    assert masked_query(toks, 0.5) == "New ville"
+    assert masked_query(toks(("New", 0.9), ("ark", 0.1), ("ville", 0.9)), 0.5) == "New ville"
+    assert masked_query(toks(("New", 0.9), ("ark", 0.1), (" ville", 0.9)), 0.5) == "New ville"
+    assert masked_query(toks(("New", 0.1), ("ark", 0.9)), 0.5) == "ark"
+
+
+def test_word_masking_removes_whole_words():
+    tokens = toks(("Da", 0.2), ("eselin", 0.9), (" Company", 0.9), (" was", 0.9),
+                  (" founded", 0.9), (" in", 0.9), (" Kel", 0.9), ("mor", 0.1), (".", 0.9))
+    assert masked_query(tokens, 0.4) == "eselin Company was founded in Kel ."
+    assert masked_query(tokens, 0.4, "word") == "Company was founded in"
+    keep = question_words("Where was the founder of Daeselin Company born?")
+    assert masked_query(tokens, 0.4, "token", keep) == "Daeselin Company was founded in Kel ."
+    assert masked_query(tokens, 0.4, "word", keep) == "Daeselin Company was founded in"
+    assert masked_query(tokens, 0.0, "word") == "Daeselin Company was founded in Kelmor."
+
+
+def test_question_words_and_word_keys():
+    assert word_key(" Kelmor.") == "kelmor"
+    assert word_key("\"Gepu's\"") == "gepu's"
+    assert question_words("Where is Kelmor, exactly?") == {"where", "is", "kelmor", "exactly"}
+    assert question_words(" ? ") == frozenset()
 
 
 def test_spans_are_runs_of_low_tokens_grown_to_words():
@@ -37,12 +80,25 @@ def test_spans_are_runs_of_low_tokens_grown_to_words():
     # " Penn" is low but "sylvania" is not: the span still covers the whole word
     assert low_confidence_spans(TOKENS, 0.25, SENT) == ["Pennsylvania"]
     assert low_confidence_spans(TOKENS, 0.1, SENT) == []
+    # a low continuation grows back to its word's start
+    tokens = toks(("Born", 0.9), (" in", 0.9), (" Kel", 0.9), ("mor", 0.1), (".", 0.9))
+    assert low_confidence_spans(tokens, 0.4, "Born in Kelmor.") == ["Kelmor"]
 
 
 def test_adjacent_low_tokens_form_one_span():
-    toks = [("Born", 0.9, 0), (" in", 0.9, 4), (" New", 0.2, 7), (" York", 0.3, 11),
-            (".", 0.9, 16)]
-    assert low_confidence_spans(toks, 0.4, "Born in New York.") == ["New York"]
+    tokens = toks(("Born", 0.9), (" in", 0.9), (" New", 0.2), (" York", 0.3), (".", 0.9))
+    assert low_confidence_spans(tokens, 0.4, "Born in New York.") == ["New York"]
+
+
+def test_low_tokens_a_few_confident_tokens_apart_merge_into_one_span():
+    assert low_confidence_spans(TOKENS, 0.4, SENT, merge_gap=1) == ["University of Pennsylvania"]
+    assert low_confidence_spans(TOKENS, 0.4, SENT, merge_gap=3) == ["University of Pennsylvania"]
+    tokens = toks(("A", 0.1), (" b", 0.9), (" c", 0.9), (" d", 0.9), (" E", 0.1), (" f", 0.9))
+    assert low_confidence_spans(tokens, 0.4, "A b c d E f", merge_gap=3) == ["A b c d E"]
+    assert low_confidence_spans(tokens, 0.4, "A b c d E f", merge_gap=2) == ["A", "E"]
+    # spans that repeat a text are asked about once
+    tokens = toks(("X", 0.1), (" y", 0.9), (" y", 0.9), (" y", 0.9), (" X", 0.1))
+    assert low_confidence_spans(tokens, 0.4, "X y y y X") == ["X"]
 
 
 def test_interleave_round_robin_dedup_and_cut():
@@ -50,4 +106,46 @@ def test_interleave_round_robin_dedup_and_cut():
     b = [Document(page_content=x, id=x) for x in "bde"]
     assert [d.id for d in interleave([a, b], 4)] == ["a", "b", "d", "c"]
     assert [d.id for d in interleave([a, b], 10)] == ["a", "b", "d", "c", "e"]
+    assert [d.id for d in interleave([b, a], 2)] == ["b", "a"]
+    assert [d.id for d in interleave([a[:1], b], 3)] == ["a", "b", "d"]
     assert interleave([], 3) == []
+    # without ids, documents are told apart by their text
+    same = [Document(page_content="t"), Document(page_content="t"), Document(page_content="u")]
+    assert [d.page_content for d in interleave([same], 3)] == ["t", "u"]
+
+
+def test_window_queries_as_in_table_4():
+    units = [["a", " b"], [" c", " d", " e"]]
+    assert window_query(units, 0) == "c d e"
+    assert window_query(units, 2) == "d e"
+    assert window_query(units, -1) == "a b c d e"
+    assert window_query([], 0) == ""
+
+
+def test_last_follow_up_question():
+    seg = " Yes.\nFollow up: Who is A?\nIntermediate answer: B.\nFollow up:  Where is B? \n"
+    assert last_follow_up(seg, "Follow up:") == "Where is B?"
+    assert last_follow_up("Follow up:\n", "Follow up:") is None
+    assert last_follow_up("nothing", "Follow up:") is None
+
+
+def test_split_search():
+    assert split_search("Born in [Search(Kelmor (city)", "[Search(", ")]") == (
+        "Born in", "Kelmor (city)")
+    assert split_search("Born in [Search(Kelmor)] more", "[Search(", ")]") == ("Born in",
+                                                                               "Kelmor")
+    assert split_search("Born in [Search(", "[Search(", ")]") == ("Born in", "")
+    assert split_search("Born in  ", "[Search(", ")]") == ("Born in  ", None)
+    assert split_search("Line.\n[Search( q ", "[Search(", ")]") == ("Line.\n", "q")
+
+
+def test_answer_end():
+    text = "Alpha was born in Kelmor. So the answer is Kelmor. Gepu is"
+    spans = [(0, 25), (26, 50), (51, 58)]
+    assert answer_end(text, spans, complete=False) == 50
+    # the answer sentence is the last one: it may still grow unless the text is complete
+    assert answer_end(text[:50], spans[:2], complete=False) is None
+    assert answer_end(text[:50], spans[:2], complete=True) == 50
+    assert answer_end(text[:50] + "\n", spans[:2], complete=False) == 50
+    assert answer_end("Alpha was born in Kelmor.", [(0, 25)], complete=True) is None
+    assert answer_end("So the answer is x", [], complete=True) is None

@@ -2,9 +2,11 @@
 
 import pytest
 from langchain_core.documents import Document
-from scripted import ScriptedLM, sentence
+from scripted import EOS, ScriptedLM, ends, sentence
 
 from activerag.context import FlareContext
+from activerag.errors import ActiveRagError
+from activerag.graphs.baselines import build_single_graph
 from activerag.graphs.emitting import build_instruct_graph, build_self_ask_graph
 from activerag.graphs.flare import build_flare_graph, build_next_sentence_graph
 from activerag.graphs.passive import build_previous_graph
@@ -15,6 +17,7 @@ from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
 
 QUESTION = "Where was Alpha Beta born?"
+SPLIT = SentenceSplitter()
 
 
 def retriever(*extra: Document) -> StoreRetriever:
@@ -33,18 +36,23 @@ def words(script) -> str:
     return " ".join("".join(t for t, _ in script).split())
 
 
+def windows_graph(lm):
+    return build_previous_graph(lm=lm, retriever=retriever(), splitter=SPLIT, unit="window")
+
+
 async def test_previous_window_retrieves_every_16_tokens_with_the_previous_16():
-    w0, w1, w2 = window(0), window(16), window(32, 5)
-    lm = ScriptedLM([w0, w1, w2])
-    graph = build_previous_graph(lm=lm, retriever=retriever(), unit="window")
-    out = await graph.ainvoke({"question": QUESTION}, context=FlareContext())
+    w0, w1, w2 = window(0), window(16), [*window(32, 5), EOS]
+    lm = ScriptedLM([w0 + window(99, 3), w1 + window(99, 3), w2])
+    out = await windows_graph(lm).ainvoke({"question": QUESTION}, context=FlareContext())
     trace = out["trace"]
     assert [c["max_tokens"] for c in lm.calls] == [16, 16, 16]
     assert [s["retrieved"] for s in trace] == [False, True, True]
     assert trace[0]["queries"] == [QUESTION]
     assert trace[1]["queries"] == [words(w0)]
     assert trace[2]["queries"] == [words(w1)]
-    assert out["retrievals"] == 3
+    assert out["retrieval_steps"] == 3
+    # the windows' words match no passage, so each of their queries also searched x
+    assert [s["fallback"] for s in trace] == [False, True, True] and out["retrievals"] == 5
     assert "Search results:" in lm.prompts[0]
 
 
@@ -53,19 +61,30 @@ async def test_previous_window_retrieves_every_16_tokens_with_the_previous_16():
     (8, lambda a, b: words(b[-8:])),
 ])
 async def test_previous_window_query_length_varies_as_in_table_4(query_tokens, expected):
-    w0, w1, w2 = window(0), window(16), window(32, 5)
+    w0, w1, w2 = window(0), window(16), [*window(32, 5), EOS]
     lm = ScriptedLM([w0, w1, w2])
-    graph = build_previous_graph(lm=lm, retriever=retriever(), unit="window")
-    out = await graph.ainvoke({"question": QUESTION},
-                              context=FlareContext(query_tokens=query_tokens))
+    out = await windows_graph(lm).ainvoke({"question": QUESTION},
+                                          context=FlareContext(query_tokens=query_tokens))
     assert out["trace"][2]["queries"] == [expected(w0, w1)]
+
+
+async def test_a_window_answer_ends_once_its_sentence_is_complete():
+    first = sentence("Alpha Beta was born in the city of Kelmor in Gepu. So the answer is Edward")
+    assert len(first) == 16
+    lm = ScriptedLM([first, sentence(" L. Cahn. Question") + window(0), window(50)])
+    out = await windows_graph(lm).ainvoke({"question": QUESTION}, context=FlareContext())
+    # the first window ends mid-answer; the second completes it and the answer ends there
+    assert out["answer"] == ("Alpha Beta was born in the city of Kelmor in Gepu. "
+                             "So the answer is Edward L. Cahn.")
+    assert out["answer_tokens"] == 18
+    assert len(lm.prompts) == 2
 
 
 async def test_previous_sentence_retrieves_every_sentence_with_the_last_one():
     lm = ScriptedLM([sentence("Alpha Beta was born in Kelmor. It"),
                      sentence(" Kelmor lies on the Vedria River. So"),
-                     sentence(" So the answer is Kelmor.")])
-    graph = build_previous_graph(lm=lm, retriever=retriever(), splitter=SentenceSplitter())
+                     ends(" So the answer is Kelmor.")])
+    graph = build_previous_graph(lm=lm, retriever=retriever(), splitter=SPLIT)
     out = await graph.ainvoke({"question": QUESTION}, context=FlareContext())
     trace = out["trace"]
     assert [s["queries"] for s in trace] == [
@@ -77,10 +96,9 @@ async def test_previous_sentence_retrieves_every_sentence_with_the_last_one():
 async def test_next_sentence_retrieves_every_sentence_with_the_whole_draft():
     lm = ScriptedLM([sentence("Alpha was born in Gepu. It", prob=0.99),
                      sentence("Alpha Beta was born in Kelmor. So"),
-                     sentence(" So the answer is Kelmor.", prob=0.99),
-                     sentence(" So the answer is Kelmor.")])
-    graph = build_next_sentence_graph(lm=lm, retriever=retriever(),
-                                      splitter=SentenceSplitter())
+                     ends(" So the answer is Kelmor.", prob=0.99),
+                     ends(" So the answer is Kelmor.")])
+    graph = build_next_sentence_graph(lm=lm, retriever=retriever(), splitter=SPLIT)
     out = await graph.ainvoke({"question": QUESTION}, context=FlareContext())
     assert [s["queries"] for s in out["trace"]] == [["Alpha was born in Gepu."],
                                                     ["So the answer is Kelmor."]]
@@ -88,10 +106,11 @@ async def test_next_sentence_retrieves_every_sentence_with_the_whole_draft():
     assert out["lm_calls"] == 4
 
 
-async def test_combined_retrieval_keeps_the_question_documents():
-    lm = ScriptedLM([sentence("Gepu is small.", low={"small.": 0.1}),
-                     sentence("Gepu is a small town.")])
-    graph = build_flare_graph(lm=lm, retriever=retriever(), splitter=SentenceSplitter())
+async def test_combined_retrieval_keeps_the_question_documents_in_every_prompt():
+    lm = ScriptedLM([ends("Gepu is small.", low={"small.": 0.1}),
+                     sentence("Gepu is a small town. It"),
+                     ends(" It is quiet.", prob=0.99)])
+    graph = build_flare_graph(lm=lm, retriever=retriever(), splitter=SPLIT)
     out = await graph.ainvoke({"question": QUESTION},
                               context=FlareContext(theta=0.5, combine_retrieval=True))
     # D_q (the masked draft "Gepu is" finds only Gepu) followed by D_x
@@ -99,13 +118,37 @@ async def test_combined_retrieval_keeps_the_question_documents():
     regen = lm.prompts[1]
     assert "Gepu: Gepu is a small town." in regen  # D_q, retrieved with the masked draft
     assert "Alpha Beta: Alpha Beta was born in Kelmor." in regen  # D_x, kept (Table 9)
+    # the next (confident) draft sees both too
+    assert "Alpha Beta: Alpha Beta was born in Kelmor." in lm.prompts[2]
+    assert out["trace"][1]["doc_titles"] == ["Gepu", "Alpha Beta"]
+
+
+async def test_single_time_retrieval_ends_with_the_answer_sentence():
+    lm = ScriptedLM([sentence("Alpha was born in Kelmor. So the answer is Kelmor. Gepu is")
+                     + [EOS]])
+    graph = build_single_graph(lm=lm, retriever=retriever(), splitter=SPLIT)
+    out = await graph.ainvoke({"question": QUESTION}, context=FlareContext())
+    assert out["answer"] == "Alpha was born in Kelmor. So the answer is Kelmor."
+    assert [s["sentence"] for s in out["trace"]] == ["Alpha was born in Kelmor.",
+                                                     "So the answer is Kelmor."]
+    assert out["answer_tokens"] == 10
+    assert out["generated_tokens"] == 11  # the stream closed one word into the next sentence
+    assert lm.calls[0]["max_tokens"] == 256 and "\n\n" in lm.calls[0]["stop"]
+
+
+async def test_single_time_retrieval_stops_at_a_blank_line():
+    lm = ScriptedLM([sentence("Alpha was born in Kelmor.") + [("\n\n", 0.9), ("Question", 0.9)]])
+    graph = build_single_graph(lm=lm, retriever=retriever(), splitter=SPLIT, retrieval=False)
+    out = await graph.ainvoke({"question": QUESTION}, context=FlareContext())
+    assert out["answer"] == "Alpha was born in Kelmor."
+    assert out["retrieval_steps"] == 0 and "Search results:" not in lm.prompts[0]
 
 
 async def test_self_ask_retrieves_for_each_follow_up():
     lm = ScriptedLM([
         sentence(" Yes.\nFollow up: Who is Alpha Beta?\nIntermediate answer: more"),
         sentence(" A person.\nFollow up: Which river flows through Kelmor?\nIntermediate answer:"),
-        sentence(" The Vedria River.\nSo the final answer is: Kelmor."),
+        sentence(" The Vedria River.\nSo the final answer is: Kelmor.\nQuestion"),
     ])
     graph = build_self_ask_graph(lm=lm, retriever=retriever())
     out = await graph.ainvoke({"question": QUESTION}, context=FlareContext())
@@ -114,38 +157,61 @@ async def test_self_ask_retrieves_for_each_follow_up():
         [QUESTION], ["Who is Alpha Beta?"], ["Which river flows through Kelmor?"]]
     assert [s["retrieved"] for s in trace] == [False, True, True]
     assert trace[2]["doc_titles"][0] == "Kelmor"
-    assert [c["stop"] for c in lm.calls] == [["Intermediate answer:"]] * 3
+    assert all("Intermediate answer:" in c["stop"] for c in lm.calls)
     assert out["answer"].count("Intermediate answer:") == 2
     assert out["answer"].endswith("So the final answer is: Kelmor.")
 
 
+def test_self_ask_has_no_exemplars_for_other_paper_sets():
+    from activerag.nodes.common import task_for
+
+    for prompt_set in ("paper-strategyqa", "paper-asqa"):
+        with pytest.raises(ActiveRagError, match="self-ask has exemplars for 2WikiMultihopQA"):
+            task_for(FlareContext(prompt_set=prompt_set), "self_ask")
+
+
 async def test_flare_instruct_searches_removes_the_call_and_bans_brackets():
     lm = ScriptedLM([
-        sentence("Alpha was born in [Search(Alpha Beta birthplace)] x"),
+        sentence("Alpha was born in [Search(Alpha Beta (person) birthplace)] x"),
         [(" Kelmor.", 0.9)] + [(" So", 0.9)] * 7,
-        sentence(" the answer is Kelmor."),
+        ends(" the answer is Kelmor."),
     ])
     graph = build_instruct_graph(lm=lm, retriever=retriever())
     out = await graph.ainvoke({"question": QUESTION}, context=FlareContext())
     bracket = 1000 + ord("[")
-    assert lm.calls[0]["stop"] == [SEARCH_CLOSE]
+    assert SEARCH_CLOSE in lm.calls[0]["stop"]
     assert lm.calls[0]["logit_bias"] == {bracket: 2.0}
     assert lm.calls[1]["logit_bias"] == {bracket: -100.0}
     assert lm.calls[1]["max_tokens"] == 8
     assert lm.calls[2]["logit_bias"] == {bracket: 2.0}
     assert "[Search" not in out["answer"]
-    assert out["answer"].startswith("Alpha was born in  Kelmor.")
+    # the removed search leaves one space, not two
+    assert out["answer"] == "Alpha was born in Kelmor. So So So So So So So the answer is Kelmor."
     trace = out["trace"]
-    assert trace[1]["queries"] == ["Alpha Beta birthplace"] and trace[1]["retrieved"]
+    # parentheses inside the query survive the closing ")]"
+    assert trace[1]["queries"] == ["Alpha Beta (person) birthplace"] and trace[1]["retrieved"]
     assert trace[1]["doc_titles"][0] == "Alpha Beta"
     # documents stay until the next search
     assert trace[2]["doc_ids"] == trace[1]["doc_ids"] and not trace[2]["retrieved"]
     assert "Search results:" in lm.prompts[2]
 
 
+async def test_an_empty_search_is_removed_and_retrieves_nothing():
+    lm = ScriptedLM([
+        sentence("Alpha was born in [Search()] x"),
+        [(" Kelmor.", 0.9), EOS],
+    ])
+    graph = build_instruct_graph(lm=lm, retriever=retriever())
+    out = await graph.ainvoke({"question": QUESTION}, context=FlareContext())
+    assert out["answer"] == "Alpha was born in Kelmor."
+    assert ")]" not in out["answer"]
+    assert out["retrievals"] == 1  # only D_x
+    assert lm.calls[1]["logit_bias"] == {1000 + ord("["): -100.0}
+
+
 async def test_search_syntax_inside_documents_never_triggers_a_search():
     trap = make_document("Alpha Beta [Search(secret plans)] was born in Gepu.", "Trap")
-    lm = ScriptedLM([sentence("Alpha Beta was born in Kelmor.")])
+    lm = ScriptedLM([ends("Alpha Beta was born in Kelmor.")])
     graph = build_instruct_graph(lm=lm, retriever=retriever(trap))
     out = await graph.ainvoke({"question": QUESTION}, context=FlareContext())
     assert "[Search(secret plans)]" in lm.prompts[0]
@@ -153,7 +219,8 @@ async def test_search_syntax_inside_documents_never_triggers_a_search():
 
 
 async def test_a_model_that_only_ever_searches_is_stopped():
-    lm = ScriptedLM([sentence("[Search(again)]") for _ in range(400)])
+    # the scripted LM ignores the ban, so every unit asks again and keeps nothing
+    lm = ScriptedLM([[("[Search(again)]", 0.9)] * 8 for _ in range(400)])
     graph = build_instruct_graph(lm=lm, retriever=retriever())
     out = await graph.ainvoke({"question": QUESTION},
                               context=FlareContext(max_answer_tokens=16),
