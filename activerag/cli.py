@@ -13,6 +13,7 @@ from typing import Any
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError
 from activerag.report import format_step
+from activerag.server import DEFAULT_MAX_MODEL_LEN
 from activerag.settings import Settings
 
 
@@ -31,6 +32,20 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--beta", type=float, help="masking threshold β (default 0.4)")
     p.add_argument("--k", type=int, help="documents per retrieval (default 2)")
     p.add_argument("--query", dest="query_formulation", choices=["implicit", "explicit"])
+    p.add_argument("--mask-unit", dest="mask_unit", choices=["token", "word"],
+                   help="implicit queries mask tokens below β (default) or whole words")
+    p.add_argument("--keep-question-words", dest="keep_question_words",
+                   action=argparse.BooleanOptionalAction,
+                   help="never mask a word of the question in implicit queries")
+    p.add_argument("--span-merge-gap", dest="span_merge_gap", type=int,
+                   help="explicit queries: confident tokens bridged within one span (default 3)")
+    p.add_argument("--keep-documents", dest="keep_documents",
+                   action=argparse.BooleanOptionalAction,
+                   help="keep the last retrieved documents in later prompts (default on)")
+    p.add_argument("--exemplar-retrieval", dest="exemplar_retrieval",
+                   action=argparse.BooleanOptionalAction,
+                   help="exemplars carry documents retrieved with their questions "
+                        "(default: on for --prompts paper)")
     p.add_argument("--retriever", choices=["bm25", "chroma"])
     p.add_argument("--max-sentences", dest="max_sentences", type=int)
     p.add_argument("--max-answer-tokens", dest="max_answer_tokens", type=int)
@@ -125,7 +140,8 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
     run_dir = Path(args.run or f"runs/{args.dataset.replace('/', '_')}-{'-'.join(methods)}")
     runs = evaluate.method_runs(methods, _context(args, settings))
     result = asyncio.run(evaluate.evaluate(evaluate.Run(run_dir), args.dataset, runs, examples,
-                                           args.concurrency))
+                                           args.concurrency,
+                                           metrics_url=runs[methods[0]][1].base_url))
     print(evaluate.markdown_table(result["summary"]))
     print(f"run folder: {run_dir}")
     return 0
@@ -175,7 +191,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--model-dir", help="Hugging Face model directory to serve")
     s.add_argument("--gguf", help="GGUF file to convert and serve")
     s.add_argument("--served-name", help="model name the server announces")
-    s.add_argument("--max-model-len", type=int, default=2048)
+    s.add_argument("--max-model-len", type=int, default=DEFAULT_MAX_MODEL_LEN)
     s.add_argument("--stop", action="store_true", help="stop the managed server")
     s.set_defaults(func=_serve)
 

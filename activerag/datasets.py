@@ -26,6 +26,8 @@ class Example:
     kind: Kind = "short"
     short_answers: list[list[str]] = field(default_factory=list)
     """ASQA: the short answers of each disambiguated question."""
+    group: str = ""
+    """A subset to summarise apart ("one-hop", "two-hop", a 2Wiki question type); "": none."""
 
 
 def _json(rel: str) -> Any:
@@ -48,23 +50,55 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+TWOWIKI_1000 = "2wikimultihopqa/gfmrag_style_2wikimultihopqa_test1000_TTS-project.json"
+TWOWIKI_500 = "2wikimultihopqa/tts_2wiki_dev_sampled500_columns.json"
+
+
 def twowiki() -> list[Example]:
     """2WikiMultihopQA dev, 1,000 questions with answer aliases and gold supporting titles."""
-    raw = _json("2wikimultihopqa/gfmrag_style_2wikimultihopqa_test1000_TTS-project.json")
+    raw = _json(TWOWIKI_1000)
     return [Example(r["id"], r["question"], [r["answer"], *r.get("answer_aliases", [])],
                     list(r.get("supporting_facts", []))) for r in raw]
 
 
+def _twowiki1000_aliases() -> dict[str, list[str]]:
+    """The answer aliases of the 1,000-question file by 2Wiki id."""
+    return {r["id"]: list(r.get("answer_aliases", [])) for r in _json(TWOWIKI_1000)}
+
+
 def twowiki500() -> list[Example]:
-    """2WikiMultihopQA dev, 500 questions with their 10 context paragraphs (pandas columns)."""
-    cols = _json("2wikimultihopqa/tts_2wiki_dev_sampled500_columns.json")
+    """2WikiMultihopQA dev, 500 questions with their 10 context paragraphs (pandas columns),
+    grouped by question type.
+
+    The file has one gold string per question; a question that is also in the 1,000-question
+    file (same 2Wiki id, column `_1`) is scored against that file's aliases too. Only 36 of the
+    500 are, and 18 of those gain an answer that way (twowiki500_alias_counts); the others keep
+    their single gold string.
+    """
+    cols = _json(TWOWIKI_500)
     assert isinstance(cols, dict)
+    aliases = _twowiki1000_aliases()
     out = []
     for key in cols["question"]:
+        qid, answer = str(cols["_1"][key]), cols["answer"][key]
         titles = sorted({t for t, _ in cols["supporting_facts"][key]})
-        out.append(Example(str(cols["_1"][key]), cols["question"][key], [cols["answer"][key]],
-                           titles))
+        answers = list(dict.fromkeys([answer, *aliases.get(qid, [])]))
+        out.append(Example(qid, cols["question"][key], answers, titles,
+                           group=str(cols["type"][key])))
     return out
+
+
+def twowiki500_alias_counts() -> dict[str, int]:
+    """How far the 1,000-question file's aliases reach into 2wiki500: `questions`, those
+    `in_test1000` (same id), those `with_aliases` (a non-empty alias list there) and those
+    `with_extra_answers` (an alias other than the gold string); the rest score on one string.
+    """
+    aliases = _twowiki1000_aliases()
+    examples = twowiki500()
+    return {"questions": len(examples),
+            "in_test1000": sum(1 for e in examples if e.id in aliases),
+            "with_aliases": sum(1 for e in examples if aliases.get(e.id)),
+            "with_extra_answers": sum(1 for e in examples if len(e.answers) > 1)}
 
 
 def hotpotqa(split: str = "dev") -> list[Example]:
@@ -97,10 +131,21 @@ def nq() -> list[Example]:
             for i, r in enumerate(rows)]
 
 
+DEMO_GROUPS = {1: "one-hop", 2: "two-hop"}
+"""The demo questions' group by their `hops` field."""
+
+
 def demo() -> list[Example]:
-    """The shipped demo questions (answers need two facts from different paragraphs)."""
-    return [Example(q["id"], q["question"], q["answers"], q["gold_titles"])
+    """The shipped demo questions, grouped by hops (two-hop answers need two facts from
+    different paragraphs)."""
+    return [Example(q["id"], q["question"], q["answers"], q["gold_titles"],
+                    group=_hops_group(q.get("hops")))
             for q in load_demo_questions()]
+
+
+def _hops_group(hops: int | None) -> str:
+    """The group of a demo question with HOPS hops; "" when the row does not say."""
+    return "" if hops is None else DEMO_GROUPS.get(hops, f"{hops}-hop")
 
 
 def user_jsonl(path: Path) -> list[Example]:

@@ -3,7 +3,8 @@
 A run folder holds config.json (what was asked), examples.jsonl (one line per finished
 method and example, appended as they finish) and summary.json / summary.md. Running again
 into the same folder skips what is done; `rescore` recomputes the metrics from the stored
-answers without calling the LM.
+answers without calling the LM. Summaries give each quality metric a 95% bootstrap interval
+and each method after the first a paired bootstrap p-value against the first.
 """
 
 from __future__ import annotations
@@ -24,8 +25,17 @@ from activerag.errors import ActiveRagError
 from activerag.graphs.methods import method
 from activerag.metrics import best_prf, exact_match, extract_answer, rouge_l, str_em, yes_no
 from activerag.server import vllm_counters
+from activerag.stats import bootstrap_ci, paired_bootstrap_p
 
 TIMING_KEYS = ("seconds", "seconds_per_question", "wall_seconds", "prefix_cache_hit_rate")
+QUALITY_KEYS = ("em", "f1", "precision", "recall", "rouge_l", "gold_title_recall")
+COST_KEYS = ("lm_calls", "prompt_tokens", "generated_tokens", "answer_tokens", "retrievals",
+             "retrieval_steps")
+P_KEYS = ("em", "f1")
+"""The metrics whose p-values against the first method the Markdown table shows."""
+SUMMARY_KEYS = ("expected", "finished", "missing", "damaged_lines", "summary", "groups")
+"""What write_summary computes from the rows; the rest of summary.json is the caller's."""
+UNGROUPED = "ungrouped"
 DISAMBIG_NOTE = ("ASQA Disambig-F1 is not computed: it needs a RoBERTa QA model that cannot be "
                  "installed here; EM is over the short answers and ROUGE-L over the long answers")
 
@@ -63,27 +73,64 @@ def row_of(name: str, example: Example, out: dict[str, Any], seconds: float) -> 
         "generated_tokens": out.get("generated_tokens", 0),
         "answer_tokens": out.get("answer_tokens", 0),
         "retrievals": out.get("retrievals", 0),
+        "retrieval_steps": out.get("retrieval_steps", 0),
+        "group": example.group,
         "seconds": seconds,
     }
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Means of the metrics, totals of the costs, the retrieval rate over sentences."""
+    """Means of the metrics with 95% bootstrap intervals, totals of the costs, retrieval rates.
+
+    retrieval_rate is the paper's (sentences that retrieved / sentences); retrievals_per_question
+    and retrievals_per_100_tokens count retrieval steps (the one with the question included),
+    which compare across methods whatever unit they generate in.
+    """
     n = len(rows)
     if not n:
         return {"n": 0}
     out: dict[str, Any] = {"n": n}
-    for key in ("em", "f1", "precision", "recall", "rouge_l", "gold_title_recall"):
+    for key in QUALITY_KEYS:
         values = [r[key] for r in rows if r.get(key) is not None]
         if values:
             out[key] = sum(values) / len(values)
+            out[f"{key}_ci"] = list(bootstrap_ci(values))
     sentences = sum(r["sentences"] for r in rows)
     out["retrieval_rate"] = sum(r["retrieved_sentences"] for r in rows) / max(1, sentences)
-    for key in ("lm_calls", "prompt_tokens", "generated_tokens", "answer_tokens", "retrievals"):
-        out[key] = sum(r[key] for r in rows)
+    for key in COST_KEYS:
+        out[key] = sum(r.get(key, 0) for r in rows)
+    out["retrievals_per_question"] = out["retrieval_steps"] / n
+    out["retrievals_per_100_tokens"] = 100 * out["retrieval_steps"] / max(1, out["answer_tokens"])
     out["generated_per_kept_token"] = out["generated_tokens"] / max(1, out["answer_tokens"])
     out["lm_calls_per_question"] = out["lm_calls"] / n
     out["seconds_per_question"] = sum(r["seconds"] for r in rows) / n
+    return out
+
+
+def versus(rows: list[dict[str, Any]], first_rows: list[dict[str, Any]],
+           first: str) -> dict[str, Any]:
+    """Mean differences from method FIRST and their paired bootstrap p-values, on the examples
+    both scored (paired by id)."""
+    theirs = {r["id"]: r for r in first_rows}
+    out: dict[str, Any] = {"method": first, "n": sum(1 for r in rows if r["id"] in theirs)}
+    for key in QUALITY_KEYS:
+        pairs = [(r[key], theirs[r["id"]][key]) for r in rows
+                 if r.get(key) is not None and theirs.get(r["id"], {}).get(key) is not None]
+        if pairs:
+            ours, base = [a for a, _ in pairs], [b for _, b in pairs]
+            out[f"{key}_diff"] = (sum(ours) - sum(base)) / len(pairs)
+            out[f"{key}_p"] = paired_bootstrap_p(ours, base)
+    return out
+
+
+def summarise_methods(rows: list[dict[str, Any]], methods: list[str]) -> dict[str, Any]:
+    """The summary of each method; every method after the first also gets `vs_first`."""
+    by_method = {m: [r for r in rows if r["method"] == m] for m in methods}
+    out = {m: summarise(by_method[m]) for m in methods}
+    first = methods[0] if methods else ""
+    for m in methods[1:]:
+        if by_method[m] and by_method[first]:
+            out[m]["vs_first"] = versus(by_method[m], by_method[first], first)
     return out
 
 
@@ -95,7 +142,8 @@ class Run:
         self.rows_file = path / "examples.jsonl"
 
     def start(self, config: dict[str, Any]) -> None:
-        """Create the folder, or check that a resumed one was asked the same thing."""
+        """Create the folder, or check that a resumed one was asked the same thing and mend
+        the end of its rows."""
         self.path.mkdir(parents=True, exist_ok=True)
         cfg = self.path / "config.json"
         if cfg.exists():
@@ -106,44 +154,152 @@ class Run:
                                      "resume with the same ones or choose a new --run folder")
         else:
             cfg.write_text(json.dumps(config, indent=1))
+        self._mend_last_line()
+
+    def _mend_last_line(self) -> None:
+        """End the rows file on a newline, so the next append starts a line of its own.
+
+        A kill mid-write leaves a last line without one: a whole row gets its newline, a
+        partial one is cut off (its example runs again).
+        """
+        if not self.rows_file.exists():
+            return
+        data = self.rows_file.read_bytes()
+        if not data or data.endswith(b"\n"):
+            return
+        start = data.rfind(b"\n") + 1
+        with open(self.rows_file, "r+b") as fh:
+            if _parse_row(data[start:].decode(errors="replace")) is None:
+                fh.truncate(start)
+                print(f"{self.rows_file}: dropped a partial last line left by a kill; "
+                      "its example runs again", file=sys.stderr)
+            else:
+                fh.seek(0, 2)
+                fh.write(b"\n")
+
+    def config(self) -> dict[str, Any]:
+        """What the run was asked: dataset, example ids, methods, contexts."""
+        return dict(json.loads((self.path / "config.json").read_text()))
+
+    def scan(self) -> tuple[list[dict[str, Any]], int]:
+        """Finished rows, one per method and example (the last one wins), and the number of
+        lines that are not rows (cut short by a kill, or overwritten)."""
+        if not self.rows_file.exists():
+            return [], 0
+        out: dict[tuple[str, str], dict[str, Any]] = {}
+        damaged = 0
+        for line in self.rows_file.read_text(errors="replace").splitlines():
+            if not line.strip():
+                continue
+            row = _parse_row(line)
+            if row is None:
+                damaged += 1
+            else:
+                out[(row["method"], row["id"])] = row
+        return list(out.values()), damaged
 
     def rows(self) -> list[dict[str, Any]]:
-        """Finished rows, one per method and example; a line cut short by a kill is ignored."""
-        if not self.rows_file.exists():
-            return []
-        out: dict[tuple[str, str], dict[str, Any]] = {}
-        for line in self.rows_file.read_text().splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            out[(row["method"], row["id"])] = row
-        return list(out.values())
+        """Finished rows, one per method and example; lines that are not rows are skipped."""
+        return self.scan()[0]
 
     def append(self, row: dict[str, Any]) -> None:
         with open(self.rows_file, "a") as fh:
             fh.write(json.dumps(row) + "\n")
             fh.flush()
 
-    def write_summary(self, methods: list[str], extra: dict[str, Any]) -> dict[str, Any]:
-        rows = self.rows()
-        summary = {m: summarise([r for r in rows if r["method"] == m]) for m in methods}
-        result = {**extra, "summary": summary}
+    def write_summary(self, extra: dict[str, Any]) -> dict[str, Any]:
+        """Summarise the config's methods × examples into summary.json and summary.md, saying
+        how many rows are missing or unreadable; with example groups, also one summary each."""
+        config = self.config()
+        methods, ids = list(config["methods"]), set(config["ids"])
+        rows, damaged = self.scan()
+        rows = [r for r in rows if r["method"] in methods and r["id"] in ids]
+        expected = len(ids) * len(methods)
+        result = {**{k: v for k, v in extra.items() if k not in SUMMARY_KEYS},
+                  "expected": expected, "finished": len(rows), "missing": expected - len(rows),
+                  "damaged_lines": damaged, "summary": summarise_methods(rows, methods)}
+        groups = sorted({r.get("group") or UNGROUPED for r in rows})
+        if groups and groups != [UNGROUPED]:
+            result["groups"] = {
+                g: summarise_methods([r for r in rows if (r.get("group") or UNGROUPED) == g],
+                                     methods) for g in groups}
         (self.path / "summary.json").write_text(json.dumps(result, indent=1))
-        (self.path / "summary.md").write_text(markdown_table(summary))
+        (self.path / "summary.md").write_text(summary_markdown(result))
         return result
 
 
+def _parse_row(line: str) -> dict[str, Any] | None:
+    """The row stored on LINE, or None when the line is not one."""
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    ok = isinstance(row, dict) and isinstance(row.get("method"), str) and "id" in row
+    return row if ok else None
+
+
+def shortfall(result: dict[str, Any]) -> str | None:
+    """A warning when a summary holds fewer rows than asked for or the rows file is damaged."""
+    missing, damaged = result.get("missing", 0), result.get("damaged_lines", 0)
+    if not missing and not damaged:
+        return None
+    parts = []
+    if missing:
+        parts.append(f"this summary is short: {missing} of {result['expected']} rows "
+                     "(methods × examples) are missing")
+    if damaged:
+        parts.append(f"{damaged} line{'s' if damaged > 1 else ''} of examples.jsonl could "
+                     "not be read")
+    return "WARNING: " + "; ".join(parts)
+
+
+def summary_markdown(result: dict[str, Any]) -> str:
+    """summary.md: a shortfall warning if any, the overall table, then a table per group."""
+    parts = []
+    warning = shortfall(result)
+    if warning:
+        parts.append(f"**{warning}**\n")
+    parts.append(markdown_table(result["summary"]))
+    for group, summary in result.get("groups", {}).items():
+        n = max((s["n"] for s in summary.values()), default=0)
+        parts.append(f"### {group} (n={n})\n\n" + markdown_table(summary))
+    return "\n".join(parts)
+
+
+def cell(summary: dict[str, Any], key: str) -> str:
+    """One table cell: a mean with its 95% interval where it has one, else the value."""
+    value = summary.get(key)
+    if value is None:
+        return "-"
+    if not isinstance(value, float):
+        return str(value)
+    ci = summary.get(f"{key}_ci")
+    return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else f"{value:.3f}"
+
+
+def _p_cell(summary: dict[str, Any]) -> str:
+    """The p-values of P_KEYS against the first method, '-' where there is none."""
+    vs = summary.get("vs_first", {})
+    ps = [vs.get(f"{k}_p") for k in P_KEYS]
+    if all(p is None for p in ps):
+        return "-"
+    return " / ".join("-" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}" for p in ps)
+
+
 def markdown_table(summary: dict[str, dict[str, Any]]) -> str:
-    """Methods as rows, the main metrics and costs as columns."""
+    """Methods as rows, the main metrics (with 95% intervals) and costs as columns, and the
+    paired bootstrap p-values of EM and F1 against the first method."""
     cols = ["n", "em", "f1", "rouge_l", "gold_title_recall", "retrieval_rate",
-            "lm_calls_per_question", "generated_per_kept_token", "prompt_tokens",
-            "generated_tokens", "seconds_per_question"]
+            "retrievals_per_question", "retrievals_per_100_tokens", "lm_calls_per_question",
+            "generated_per_kept_token", "prompt_tokens", "generated_tokens",
+            "seconds_per_question"]
     cols = [c for c in cols if any(c in s for s in summary.values())]
-    lines = ["| method | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    first = next(iter(summary), "")
+    with_p = any("vs_first" in s for s in summary.values())
+    header = cols + ([f"p vs {first} ({' / '.join(P_KEYS)})"] if with_p else [])
+    lines = ["| method | " + " | ".join(header) + " |", "|---" * (len(header) + 1) + "|"]
     for name, s in summary.items():
-        cells = [f"{s[c]:.3f}" if isinstance(s.get(c), float) else str(s.get(c, "-"))
-                 for c in cols]
+        cells = [cell(s, c) for c in cols] + ([_p_cell(s)] if with_p else [])
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -154,9 +310,13 @@ def method_runs(methods: list[str], context: FlareContext) -> dict[str, tuple[An
 
 
 async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, FlareContext]],
-                   examples: list[Example], concurrency: int = 4,
-                   progress: bool = True) -> dict[str, Any]:
-    """Run every method on every example not done yet, CONCURRENCY at a time."""
+                   examples: list[Example], concurrency: int = 4, progress: bool = True,
+                   metrics_url: str | None = None) -> dict[str, Any]:
+    """Run every method on every example not done yet, CONCURRENCY at a time.
+
+    With METRICS_URL (the served /v1 endpoint), vLLM's /metrics before and after give the
+    run's prefix-cache hit rate; without it no server is asked.
+    """
     methods = list(runs)
     config = {"dataset": dataset, "ids": [e.id for e in examples], "methods": methods,
               "contexts": {m: asdict(ctx) for m, (_, ctx) in runs.items()}}
@@ -176,7 +336,7 @@ async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, FlareConte
             run.append(row_of(name, ex, out, time.perf_counter() - start))
             bar.update(1)
 
-    before = vllm_counters(context.base_url)
+    before = vllm_counters(metrics_url) if metrics_url else {}
     start = time.perf_counter()
     try:
         # A failure cancels the rest: nothing runs on behind the error to race a resume.
@@ -187,7 +347,7 @@ async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, FlareConte
         raise group_error.exceptions[0] from group_error
     finally:
         bar.close()
-    after = vllm_counters(context.base_url)
+    after = vllm_counters(metrics_url) if metrics_url else {}
     queries = after.get("vllm:prefix_cache_queries_total", 0) - before.get(
         "vllm:prefix_cache_queries_total", 0)
     hits = after.get("vllm:prefix_cache_hits_total", 0) - before.get(
@@ -197,16 +357,15 @@ async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, FlareConte
              "prefix_cache_hit_rate": hits / queries if queries else None}
     if any(e.kind == "long" for e in examples):
         extra["note"] = DISAMBIG_NOTE
-    return run.write_summary(methods, extra)
+    return run.write_summary(extra)
 
 
 def rescore(run: Run) -> dict[str, Any]:
-    """Recompute every row's metrics from its stored answer (no LM calls)."""
-    config = json.loads((run.path / "config.json").read_text())
-    examples = {e.id: e for e in load_dataset(config["dataset"])}
+    """Recompute every row's metrics and group from its stored answer (no LM calls)."""
+    examples = {e.id: e for e in load_dataset(run.config()["dataset"])}
     rows = run.rows()
     for r in rows:
-        r.update(score(examples[r["id"]], r["answer"], r["retrieved_titles"]))
+        example = examples[r["id"]]
+        r.update(score(example, r["answer"], r["retrieved_titles"]), group=example.group)
     run.rows_file.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    old = json.loads((run.path / "summary.json").read_text())
-    return run.write_summary(config["methods"], {k: v for k, v in old.items() if k != "summary"})
+    return run.write_summary(json.loads((run.path / "summary.json").read_text()))

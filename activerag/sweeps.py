@@ -13,7 +13,7 @@ from typing import Any
 
 from activerag.context import FlareContext
 from activerag.datasets import Example
-from activerag.evaluate import Run, evaluate
+from activerag.evaluate import Run, cell, evaluate, shortfall
 from activerag.graphs.methods import method
 
 # sweep -> [(label, x value, method, context overrides)]
@@ -25,8 +25,9 @@ SWEEPS: dict[str, list[tuple[str, float, str, dict[str, Any]]]] = {
     "window": [(f"query={n if n > 0 else 'all'}", n, "previous_window", {"query_tokens": n})
                for n in (16, 32, 48, -1)],
 }
-COLUMNS = ("em", "f1", "precision", "recall", "retrieval_rate", "lm_calls_per_question",
-           "generated_tokens", "seconds_per_question")
+COLUMNS = ("em", "f1", "precision", "recall", "retrieval_rate", "retrievals_per_question",
+           "retrievals_per_100_tokens", "lm_calls_per_question", "generated_tokens",
+           "seconds_per_question")
 
 
 async def run_sweep(name: str, folder: Path, dataset: str, examples: list[Example],
@@ -37,7 +38,8 @@ async def run_sweep(name: str, folder: Path, dataset: str, examples: list[Exampl
     for label, _, method_name, overrides in variants:
         graph, ctx = method(method_name, context)
         runs[label] = (graph, replace(ctx, **overrides))
-    result = await evaluate(Run(folder), dataset, runs, examples, concurrency)
+    result = await evaluate(Run(folder), dataset, runs, examples, concurrency,
+                            metrics_url=context.base_url)
     rows = [(label, x, result["summary"][label]) for label, x, _, _ in variants]
     (folder / f"{name}.md").write_text(table(name, rows, result))
     plot(name, rows, folder / f"{name}.png", result)
@@ -45,16 +47,18 @@ async def run_sweep(name: str, folder: Path, dataset: str, examples: list[Exampl
 
 
 def table(name: str, rows: list[tuple[str, float, dict[str, Any]]], result: dict[str, Any]) -> str:
-    """A Markdown table of one sweep, with what it was run on."""
+    """A Markdown table of one sweep (metrics with 95% intervals), with what it was run on."""
     cols = [c for c in COLUMNS if any(c in s for _, _, s in rows)]
     ctx = result["context"]
     out = [f"### {name} sweep: {result['dataset']}, n={result['n']}, model "
            f"{ctx['model'] or 'served default'}, k={ctx['k']}, retriever {ctx['retriever']}, "
            f"prompts {ctx['prompt_set']}", "",
            "| variant | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    warning = shortfall(result)
+    if warning:
+        out[1:1] = ["", f"**{warning}**"]
     for label, _, s in rows:
-        cells = [f"{s[c]:.3f}" if isinstance(s.get(c), float) else str(s.get(c, "-"))
-                 for c in cols]
+        cells = [cell(s, c) for c in cols]
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 

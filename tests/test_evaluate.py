@@ -1,14 +1,25 @@
-"""The harness: resume after a kill gives the same summary; rescoring needs no LM."""
+"""The harness: resume after a kill gives the same summary; rescoring needs no LM; summaries
+carry intervals, paired p-values, retrieval counts and groups."""
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
 from activerag.cache import CachedLM
 from activerag.context import FlareContext
 from activerag.datasets import Example
-from activerag.evaluate import TIMING_KEYS, Run, evaluate, rescore
+from activerag.evaluate import (
+    TIMING_KEYS,
+    Run,
+    evaluate,
+    markdown_table,
+    rescore,
+    row_of,
+    summarise,
+    summarise_methods,
+)
 from activerag.graphs.baselines import build_single_graph
 from activerag.graphs.flare import build_flare_graph
 from activerag.lm import Generation, Token
@@ -97,10 +108,13 @@ def test_rescore_recomputes_from_stored_answers(tmp_path, monkeypatch):
            "retrievals": 1, "seconds": 0.1}
     run.append(row)
     (tmp_path / "summary.json").write_text(json.dumps({"dataset": "t"}))
-    monkeypatch.setattr("activerag.evaluate.load_dataset", lambda name: EXAMPLES)
+    monkeypatch.setattr("activerag.evaluate.load_dataset",
+                        lambda name: [replace(e, group="g") for e in EXAMPLES])
     result = rescore(run)
     assert result["summary"]["single"]["em"] == 1.0
     assert run.rows()[0]["em"] == 1.0
+    assert run.rows()[0]["group"] == "g"
+    assert result["dataset"] == "t" and result["groups"]["g"]["single"]["n"] == 1
 
 
 async def test_cache_serves_identical_requests(tmp_path):
@@ -112,3 +126,152 @@ async def test_cache_serves_identical_requests(tmp_path):
     assert (b.text, b.tokens, b.finished) == (a.text, a.tokens, a.finished)
     await lm.generate("about person2 here", max_tokens=9)
     assert inner.calls == 2
+
+
+def row(method, qid, em, f1=None, steps=1, answer_tokens=10, group=""):
+    """A stored row with the fields summaries read."""
+    return {"method": method, "id": qid, "em": em, "f1": f1, "sentences": 2,
+            "retrieved_sentences": 1, "lm_calls": 2, "prompt_tokens": 20, "generated_tokens": 10,
+            "answer_tokens": answer_tokens, "retrievals": steps, "retrieval_steps": steps,
+            "group": group, "seconds": 0.5}
+
+
+def test_summary_gives_each_metric_a_bootstrap_interval():
+    s = summarise([row("a", "q0", 1.0, 0.5), row("a", "q1", 1.0, 0.5)])
+    assert (s["em"], s["em_ci"]) == (1.0, [1.0, 1.0])
+    assert (s["f1"], s["f1_ci"]) == (0.5, [0.5, 0.5])
+    # Means of [0, 1] resampled are 0, .5, 1 with probability 1/4, 1/2, 1/4.
+    s = summarise([row("a", "q0", 0.0), row("a", "q1", 1.0)])
+    assert (s["em"], s["em_ci"]) == (0.5, [0.0, 1.0])
+    assert "f1" not in s and "f1_ci" not in s
+
+
+def test_methods_are_compared_with_the_first_on_examples_paired_by_id():
+    ems = [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+    first = [row("a", f"q{i}", em, em) for i, em in enumerate(ems)]
+    same = [row("b", f"q{i}", em, em) for i, em in reversed(list(enumerate(ems)))]
+    better = [row("c", f"q{i}", 1.0, 1.0) for i in range(20)]
+    summary = summarise_methods(first + same + better, ["a", "b", "c"])
+    assert "vs_first" not in summary["a"]
+    assert summary["b"]["vs_first"] == {
+        "method": "a", "n": 6, "em_diff": 0.0, "em_p": 1.0, "f1_diff": 0.0, "f1_p": 1.0}
+    vs = summary["c"]["vs_first"]
+    assert (vs["n"], vs["em_diff"], vs["f1_diff"]) == (6, 0.5, 0.5)
+    # d = [0, 1, 0, 1, 0, 1]: a resample is at least 0.5 from d̄ = 0.5 only when all six
+    # draws are equal, which happens with probability 2 / 2**6.
+    assert vs["em_p"] == pytest.approx(1 / 32, abs=0.005)
+    table = markdown_table(summary)
+    assert "p vs a (em / f1)" in table.splitlines()[0]
+    assert "| a | 6 | 0.500 [" in table and table.splitlines()[2].endswith(" | - |")
+    assert table.splitlines()[3].endswith(" | 1.000 / 1.000 |")
+
+
+def test_retrieval_steps_per_question_and_per_100_tokens():
+    ex = EXAMPLES[0]
+    assert row_of("m", ex, {"answer": "x", "retrieval_steps": 3}, 0.1)["retrieval_steps"] == 3
+    assert row_of("m", ex, {"answer": "x"}, 0.1)["retrieval_steps"] == 0
+    s = summarise([row("a", "q0", 1.0, steps=1, answer_tokens=10),
+                   row("a", "q1", 0.0, steps=3, answer_tokens=30)])
+    assert s["retrieval_steps"] == 4
+    assert s["retrievals_per_question"] == 2.0
+    assert s["retrievals_per_100_tokens"] == 10.0
+    assert s["retrieval_rate"] == 0.5  # 2 of 4 sentences
+    header = markdown_table({"a": s}).splitlines()[0]
+    assert "retrievals_per_question" in header and "retrievals_per_100_tokens" in header
+
+
+def test_sweep_table_shows_intervals_and_retrieval_counts():
+    from activerag.sweeps import table
+
+    s = summarise([row("a", "q0", 0.0), row("a", "q1", 1.0)])
+    result = {"dataset": "t", "n": 2, "context": {"model": "", "k": 2, "retriever": "bm25",
+                                                  "prompt_set": "default"}}
+    text = table("theta", [("theta=0.5", 0.5, s)], result)
+    assert "| retrieval_rate | retrievals_per_question | retrievals_per_100_tokens |" in text
+    assert "| theta=0.5 | 0.500 [0.000, 1.000] |" in text
+
+
+async def test_groups_get_their_own_summaries_and_tables(tmp_path):
+    grouped = [replace(e, group="one-hop" if i % 2 == 0 else "two-hop")
+               for i, e in enumerate(EXAMPLES)]
+    result = await evaluate(Run(tmp_path), "t", runs(RuleLM()), grouped, progress=False)
+    assert sorted(result["groups"]) == ["one-hop", "two-hop"]
+    assert result["groups"]["one-hop"]["single"]["em"] == 1.0  # RuleLM knows the even ones
+    assert result["groups"]["two-hop"]["flare"]["em"] == 0.0
+    assert result["groups"]["two-hop"]["flare"]["n"] == 3
+    assert result["summary"]["single"]["n"] == 6
+    md = (tmp_path / "summary.md").read_text()
+    assert md.startswith("| method |")
+    assert md.index("### one-hop (n=3)") < md.index("### two-hop (n=3)")
+    ungrouped = await evaluate(Run(tmp_path / "plain"), "t", runs(RuleLM()), EXAMPLES,
+                               progress=False)
+    assert "groups" not in ungrouped
+    assert "###" not in (tmp_path / "plain" / "summary.md").read_text()
+
+
+async def test_resume_after_a_half_written_line_loses_no_row(tmp_path):
+    whole = await evaluate(Run(tmp_path / "whole"), "t", runs(RuleLM()), EXAMPLES,
+                           concurrency=1, progress=False)
+    lines = (tmp_path / "whole" / "examples.jsonl").read_text().splitlines()
+    killed = tmp_path / "killed"
+    killed.mkdir()
+    (killed / "config.json").write_text((tmp_path / "whole" / "config.json").read_text())
+    (killed / "examples.jsonl").write_text(lines[0] + "\n" + lines[1][: len(lines[1]) // 2])
+    lm = RuleLM()
+    resumed = await evaluate(Run(killed), "t", runs(lm), EXAMPLES, concurrency=1,
+                             progress=False)
+    assert lm.calls == 11  # only the whole row was kept
+    assert len(Run(killed).rows()) == 12
+    assert resumed["summary"]["single"]["n"] == resumed["summary"]["flare"]["n"] == 6
+    assert (resumed["expected"], resumed["missing"], resumed["damaged_lines"]) == (12, 0, 0)
+    assert without_timing(resumed["summary"]) == without_timing(whole["summary"])
+    assert not (killed / "summary.md").read_text().startswith("**WARNING")
+
+
+async def test_a_whole_last_row_without_newline_is_kept(tmp_path):
+    await evaluate(Run(tmp_path / "whole"), "t", runs(RuleLM()), EXAMPLES[:1], concurrency=1,
+                   progress=False)
+    lines = (tmp_path / "whole" / "examples.jsonl").read_text().splitlines()
+    killed = tmp_path / "killed"
+    killed.mkdir()
+    (killed / "config.json").write_text((tmp_path / "whole" / "config.json").read_text())
+    (killed / "examples.jsonl").write_text(lines[0])
+    lm = RuleLM()
+    resumed = await evaluate(Run(killed), "t", runs(lm), EXAMPLES[:1], concurrency=1,
+                             progress=False)
+    assert lm.calls == 1
+    assert (resumed["finished"], resumed["missing"], resumed["damaged_lines"]) == (2, 0, 0)
+
+
+def test_a_short_summary_says_so(tmp_path):
+    run = Run(tmp_path)
+    run.start({"dataset": "t", "ids": ["q0", "q1"], "methods": ["single"], "contexts": {}})
+    run.append(row("single", "q0", 1.0))
+    with open(run.rows_file, "a") as fh:
+        fh.write('{"method": "single", "id": "q1", "ans{"method": "single", "id": "q2"}\n')
+    result = run.write_summary({"dataset": "t"})
+    assert (result["expected"], result["finished"], result["missing"],
+            result["damaged_lines"]) == (2, 1, 1, 1)
+    assert result["summary"]["single"]["n"] == 1
+    first = (tmp_path / "summary.md").read_text().splitlines()[0]
+    assert first.startswith("**WARNING") and "1 of 2 rows" in first
+    assert "1 line of examples.jsonl could not be read" in first
+
+
+async def test_a_server_is_asked_for_counters_only_when_given_its_url(tmp_path, monkeypatch):
+    asked = []
+    counters = iter([{"vllm:prefix_cache_queries_total": 10, "vllm:prefix_cache_hits_total": 5},
+                     {"vllm:prefix_cache_queries_total": 30, "vllm:prefix_cache_hits_total": 15}])
+
+    def fake_counters(url):
+        asked.append(url)
+        return next(counters)
+
+    monkeypatch.setattr("activerag.evaluate.vllm_counters", fake_counters)
+    quiet = await evaluate(Run(tmp_path / "a"), "t", runs(RuleLM()), EXAMPLES[:1],
+                           progress=False)
+    assert asked == [] and quiet["prefix_cache_hit_rate"] is None
+    served = await evaluate(Run(tmp_path / "b"), "t", runs(RuleLM()), EXAMPLES[:1],
+                            progress=False, metrics_url="http://server:1/v1")
+    assert asked == ["http://server:1/v1"] * 2
+    assert served["prefix_cache_hit_rate"] == 0.5
