@@ -45,7 +45,11 @@ class CachedLM:
 
     def _key(self, prompt: str, **params: Any) -> str:
         cut = params.pop("cut")
-        params["cut"] = getattr(getattr(cut, "__self__", None), "fingerprint", repr(cut))
+        # a cut is known by what it cuts with: its own fingerprint (the answer cut) or its
+        # splitter's (a bound first_sentence_end), never by a repr holding a memory address
+        own = getattr(cut, "fingerprint", None)
+        params["cut"] = own if isinstance(own, str) else getattr(
+            getattr(cut, "__self__", None), "fingerprint", repr(cut))
         blob = json.dumps({"model": self.model, "prompt": prompt, **params}, sort_keys=True,
                           default=str)
         return hashlib.sha256(blob.encode()).hexdigest()

@@ -1,7 +1,9 @@
 """The paper's ablations as sweeps, each a Markdown table and a PNG plot.
 
 theta: θ from 0 to 1, EM against the retrieval rate (Figure 5); beta: β over 0/0.2/0.4/0.6
-(Table 5); next_previous: next vs previous sentence, retrieving every sentence (Table 3);
+(Table 5) with per-token masking, and with whole-word masking, with and without the
+question's words kept; next_previous: next vs previous sentence, retrieving every sentence
+(Table 3);
 window: previous-window queries of 16/32/48/all tokens (Table 4).
 """
 
@@ -16,10 +18,19 @@ from activerag.datasets import Example
 from activerag.evaluate import Run, cell, evaluate, shortfall
 from activerag.graphs.methods import method
 
+# The β sweep's masking modes beyond the paper's per-token masking (label -> settings).
+MASKINGS: dict[str, dict[str, Any]] = {
+    "word": {"mask_unit": "word"},
+    "word+x": {"mask_unit": "word", "keep_question_words": True},
+}
 # sweep -> [(label, x value, method, context overrides)]
 SWEEPS: dict[str, list[tuple[str, float, str, dict[str, Any]]]] = {
     "theta": [(f"theta={t}", t, "flare", {"theta": t}) for t in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)],
-    "beta": [(f"beta={b}", b, "flare", {"beta": b}) for b in (0.0, 0.2, 0.4, 0.6)],
+    "beta": [
+        *[(f"beta={b}", b, "flare", {"beta": b}) for b in (0.0, 0.2, 0.4, 0.6)],
+        *[(f"beta={b} {label}", b, "flare", {"beta": b, **masking})
+          for label, masking in MASKINGS.items() for b in (0.2, 0.4, 0.6)],
+    ],
     "next_previous": [("previous", 0, "previous_sentence", {}),
                       ("next", 1, "next_sentence", {})],
     "window": [(f"query={n if n > 0 else 'all'}", n, "previous_window", {"query_tokens": n})
@@ -87,6 +98,17 @@ def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
             ax.annotate("θ=" + ",".join(thetas), (x, y), textcoords="offset points",
                         xytext=(0, 7), ha="center", fontsize=8)
         ax.set_xlabel("sentences that retrieved (%)")
+    elif name == "beta":
+        modes: dict[str, list[tuple[float, float]]] = {}
+        for label, x, summary in rows:
+            mode = label.partition(" ")[2] or "token"
+            modes.setdefault(mode, []).append((x, summary["em"] * 100))
+        for mode, curve in modes.items():
+            if mode != "token":
+                # β = 0 masks nothing, so every mode starts from the same point
+                curve = [p for p in modes["token"] if p[0] == 0.0] + curve
+            ax.plot(*zip(*curve, strict=True), marker="o", label=f"EM, {mode} masking")
+        ax.set_xlabel("β (tokens below it are masked)")
     else:
         pos = range(len(rows))
         width = 0.38

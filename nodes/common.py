@@ -143,15 +143,19 @@ def prompt_documents(state: FlareState, ctx: FlareContext) -> list[Document]:
     return docs
 
 
-def answer_cut(splitter: SentenceSplitter) -> CutFn:
-    """Stop a generation once the sentence that gives the answer is complete."""
+class AnswerCut:
+    """A CutFn: stop a generation once the sentence that gives the answer is complete."""
 
-    def cut(text: str, final: bool) -> int | None:
+    def __init__(self, splitter: SentenceSplitter) -> None:
+        self.splitter = splitter
+        self.fingerprint = f"answer-end:{splitter.fingerprint}"
+        """Identifies the cut (the LM cache keys requests by it)."""
+
+    def __call__(self, text: str, final: bool) -> int | None:
         if find_answer(text) is None:
             return None
-        return answer_end(text, splitter.spans(text), final)
+        return answer_end(text, self.splitter.spans(text), final)
 
-    return cut
 
 
 async def generate_unit(parts: Parts, state: FlareState, ctx: FlareContext, unit: Unit,
@@ -174,7 +178,7 @@ async def generate_unit(parts: Parts, state: FlareState, ctx: FlareContext, unit
     elif unit == "window":
         budget = ctx.window_tokens
     else:
-        cut = answer_cut(await parts.splitter_for(ctx))
+        cut = AnswerCut(await parts.splitter_for(ctx))
     task = task or await shots(parts, ctx)
     text = prompt(state["question"], state.get("answer", ""), docs, ctx.prompt_format, task)
     return await lm.generate(text, max_tokens=min(budget, left), cut=cut, stop=stop, **kwargs)

@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
-# The exact commands behind results/: 2WikiMultihopQA dev with the paper's exemplars, BM25 over
-# the 6,119-paragraph 2Wiki corpus, SmolLM2-135M-Instruct on vLLM (CPU, float32), k=2, at most
-# 4 sentences / 128 tokens per answer, 4 questions at a time, on a 2-core machine.
-# Prepare once: activerag serve; activerag ingest ../shared/data/2wikimultihopqa/hipporag_2wikimultihopqa_corpus.json --store $STORE --no-dense
+# The exact commands behind results/: 2WikiMultihopQA dev (file order) with the paper's exemplars,
+# each exemplar carrying the 2 documents BM25 retrieves with its own question (Table 7), BM25 over
+# the 6,119-paragraph 2Wiki corpus, k=2, θ=0.8, β=0.4, the last retrieved documents kept in later
+# prompts (the authors' code), SmolLM2-135M-Instruct on vLLM (CPU, float32, --max-model-len 4096),
+# one answer cap for every method (128 tokens; each unit also stops at a blank line or a new
+# "Question:", and the answer ends with its "So the answer is" sentence), 4 questions at a time
+# on a 2-core machine.
+# Prepare once:
+#   activerag serve
+#   activerag ingest ../shared/data/2wikimultihopqa/hipporag_2wikimultihopqa_corpus.json --store $STORE --no-dense
 set -euo pipefail
 STORE=${STORE:-$HOME/.cache/activerag/store-2wiki}
-COMMON=(--dataset 2wiki --prompts paper --store "$STORE" --max-sentences 4 --max-answer-tokens 128 --concurrency 4)
-# flare, single, none on 100 questions; live (the cache only records, for the sweeps).
-activerag eval "${COMMON[@]}" --n 100 --methods flare,single,none --cache --run runs/2wiki-main-n100
-# Every other method of the family on the first 30 of those questions; live, no cache.
-activerag eval "${COMMON[@]}" --n 30 --run runs/2wiki-family-n30 \
-  --methods previous_window,previous_sentence,next_sentence,self_ask,flare_explicit,flare_combined,flare_instruct
-# Sweeps: requests identical to earlier ones come from the cache, so their times are not live.
-activerag sweep theta "${COMMON[@]}" --n 50 --cache --out runs/sweeps
-activerag sweep theta "${COMMON[@]}" --n 100 --cache --out runs/sweeps-n100
-activerag sweep beta "${COMMON[@]}" --n 30 --cache --out runs/sweeps
-activerag sweep next_previous "${COMMON[@]}" --n 30 --cache --out runs/sweeps
-activerag sweep window "${COMMON[@]}" --n 30 --cache --out runs/sweeps
-# The peer, one question at a time.
-python benchmarks/flarechain_compare.py --store "$STORE" --n 20 --out runs/flarechain
+COMMON=(--prompts paper --store "$STORE" --max-answer-tokens 128 --concurrency 4)
+# flare, single, none on 200 questions, live (the cache only records, for the sweep).
+activerag eval --dataset 2wiki "${COMMON[@]}" --n 200 --methods flare,single,none --cache \
+  --run runs/2wiki-main-n200
+# The demo set (24 two-hop and 24 one-hop questions over the shipped corpus), the library's own
+# exemplar, reported per group.
+activerag ingest --demo --store runs/demo-store
+activerag eval --dataset demo --store runs/demo-store --max-answer-tokens 128 --concurrency 4 \
+  --n 48 --methods flare,single,none --run runs/demo-n48
+# β (Table 5) with per-token masking, whole-word masking, and whole-word masking that keeps the
+# question's words; requests identical to the main run's come from the cache (β=0.4 per token).
+activerag sweep beta --dataset 2wiki "${COMMON[@]}" --n 100 --cache --out runs/sweeps
 # Copy the summaries (no per-example outputs: they hold the datasets' questions) into results/.
 python results/collect.py

@@ -149,3 +149,50 @@ def test_answer_end():
     assert answer_end(text[:50] + "\n", spans[:2], complete=False) == 50
     assert answer_end("Alpha was born in Kelmor.", [(0, 25)], complete=True) is None
     assert answer_end("So the answer is x", [], complete=True) is None
+
+
+def test_question_words_are_kept_wherever_they_stand_in_the_draft():
+    tokens = toks(("Born", 0.9), (" in", 0.9), (" Kel", 0.9), ("mor", 0.1), (".", 0.9))
+    assert masked_query(tokens, 0.5) == "Born in Kel ."
+    assert masked_query(tokens, 0.5, "token", frozenset({"kelmor"})) == "Born in Kelmor."
+    assert masked_query(tokens, 0.5, "word", frozenset({"kelmor"})) == "Born in Kelmor."
+
+
+def test_a_token_at_exactly_beta_is_not_a_span():
+    tokens = toks(("Born", 0.9), (" in", 0.9), (" Kelmor", 0.4), (".", 0.9))
+    assert low_confidence_spans(tokens, 0.4, "Born in Kelmor.") == []
+    assert low_confidence_spans(tokens, 0.41, "Born in Kelmor.") == ["Kelmor"]
+
+
+def test_spans_grow_to_the_first_and_the_last_token():
+    assert low_confidence_spans(toks(("Kel", 0.9), ("mor", 0.1)), 0.4, "Kelmor") == ["Kelmor"]
+    tokens = toks(("In", 0.9), (" Kel", 0.1), ("mo", 0.9), ("r", 0.9))
+    assert low_confidence_spans(tokens, 0.4, "In Kelmor") == ["Kelmor"]
+
+
+def test_spans_that_touch_after_growing_to_words_become_one():
+    # "A" and "B" are two low tokens apart, but "x" belongs to A's word: the spans touch
+    tokens = toks(("A", 0.1), ("x", 0.9), (" B", 0.1), (" c", 0.9))
+    assert low_confidence_spans(tokens, 0.4, "Ax B c") == ["Ax B"]
+    tokens = toks(("A", 0.1), ("x", 0.9), (" B", 0.1), (" c", 0.9), (" D", 0.1), ("y", 0.9))
+    assert low_confidence_spans(tokens, 0.4, "Ax B c Dy") == ["Ax B", "Dy"]
+
+
+def test_window_query_of_the_previous_unit_among_several():
+    units = [["a"], [" b"], [" c", " d"]]
+    assert window_query(units, 0) == "c d"
+    assert window_query(units, 3) == "b c d"
+    assert window_query(units, 9) == "a b c d"
+
+
+def test_split_search_takes_the_first_search_and_its_first_close():
+    assert split_search("[Search(Kelmor)]", "[Search(", ")]") == ("", "Kelmor")
+    assert split_search("A [Search(x)] b [Search(y", "[Search(", ")]") == ("A", "x")
+    assert split_search("A [Search(x)] b )]", "[Search(", ")]") == ("A", "x")
+    assert split_search("LAX [Search(q", "[Search(", ")]") == ("LAX", "q")
+
+
+def test_answer_end_skips_a_sentence_that_ends_where_the_answer_starts():
+    text = "So the answer is Kelmor. More."
+    # spans given by a splitter that cut before "answer": the first ends at its start
+    assert answer_end(text, [(0, 7), (7, 24), (25, 30)], complete=False) == 24

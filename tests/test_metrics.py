@@ -108,3 +108,25 @@ def test_rouge_l_by_hand():
     assert rouge_l("w x y z", ["w x y z", "q r"]) == 1.0
     assert rouge_l("", ["w"]) == 0.0
     assert rouge_l("w", []) == 0.0
+
+
+def test_the_fallback_is_the_last_of_several_sentences_less_its_periods():
+    assert extract_answer("One. Two! Three?", fallback=True) == "Three?"
+    assert extract_answer("One. Two. Paid by LAX.", fallback=True) == "Paid by LAX"
+    assert extract_answer("One. Two. Three...", fallback=True) == "Three"
+
+
+def test_yes_and_noanswer_never_partly_match_a_longer_answer():
+    assert token_prf("yes", "yes sir") == (0.0, 0.0, 0.0)
+    assert token_prf("yes sir", "yes") == (0.0, 0.0, 0.0)
+    assert token_prf("noanswer", "noanswer here") == (0.0, 0.0, 0.0)
+    assert token_prf("noanswer", "noanswer") == (1.0, 1.0, 1.0)
+    # an ordinary word is scored as usual
+    assert token_prf("maybe", "maybe sir") == pytest.approx((1.0, 0.5, 2 / 3))
+
+
+def test_rouge_l_counts_only_common_subsequences():
+    assert rouge_l("w", ["x"]) == 0.0
+    assert rouge_l("w x", ["x"]) == pytest.approx(2 / 3)
+    # LCS of "w x y" and "y w x" is "w x" (2): P = R = 2/3
+    assert rouge_l("w x y", ["y w x"]) == pytest.approx(2 / 3)

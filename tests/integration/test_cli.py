@@ -41,3 +41,14 @@ def test_eval_on_demo_questions(vllm_url, demo_store, tmp_path, capsys):
     assert summary["flare"]["lm_calls"] >= 2
     assert 0.0 <= summary["flare"]["retrieval_rate"] <= 1.0
     assert summary["single"]["gold_title_recall"] > 0
+
+
+def test_demo_says_whether_each_answer_matches_the_gold(vllm_url, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ACTIVERAG_BASE_URL", vllm_url)
+    monkeypatch.setenv("ACTIVERAG_STORE_DIR", str(tmp_path / "store"))
+    assert main(["demo", "--n", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Q (2-hop):") == 1 and out.count("Q (1-hop):") == 1
+    verdicts = out.count("-> matches the gold") + out.count("-> does NOT match the gold")
+    assert verdicts == 2
+    assert "of 2 demo answers match the gold" in out

@@ -70,3 +70,20 @@ async def test_dev_server_runs_flare(dev_server):
     assert out["answer"].strip()
     assert 1 <= len(out["trace"]) <= 2
     assert all(step["retrieved"] for step in out["trace"])
+
+
+async def test_two_runs_on_one_thread_start_clean(dev_server):
+    """Studio runs a graph again on the same thread: the second run must not inherit the
+    first one's trace and counters (nor stop early on its sentence count)."""
+    from langgraph_sdk import get_client
+
+    client = get_client(url=dev_server)
+    thread = await client.threads.create()
+    question = load_demo_questions()[1]["question"]
+    context = {"theta": 0.0, "max_sentences": 2}
+    runs = [await client.runs.wait(thread["thread_id"], "flare", input={"question": question},
+                                   context=context) for _ in range(2)]
+    first, second = runs
+    assert len(second["trace"]) == len(first["trace"]) >= 1
+    for key in ("answer", "lm_calls", "generated_tokens", "retrievals", "retrieved_titles"):
+        assert second[key] == first[key], key

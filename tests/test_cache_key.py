@@ -1,0 +1,94 @@
+"""The LM cache key: one request, one key; any change that can change the generation, a new key."""
+
+import hashlib
+
+import pytest
+from nltk.tokenize.punkt import PunktParameters
+
+from activerag.cache import CachedLM
+from activerag.nodes.common import AnswerCut
+from activerag.sentences import SentenceSplitter
+
+
+class NamedLM:
+    """Just enough of an LM for CachedLM to be built: a model name."""
+
+    def __init__(self, model: str = "m") -> None:
+        self.model = model
+
+
+class Splitter:
+    """A sentence splitter reduced to its fingerprint and a cut method."""
+
+    def __init__(self, fingerprint: str) -> None:
+        self.fingerprint = fingerprint
+
+    def first_sentence_end(self, text: str, final: bool = False) -> int | None:
+        return None
+
+
+REQUEST = {"max_tokens": 8, "stop": ["\n\n"], "logit_bias": {7: -100.0}}
+
+
+def key(tmp_path, prompt="p", model="m", **changes):
+    lm = CachedLM(NamedLM(model), tmp_path / f"{model}.sqlite")
+    params = {**REQUEST, "cut": Splitter("abc123").first_sentence_end, **changes}
+    return lm._key(prompt, **params)
+
+
+def test_the_key_is_the_hash_of_the_sorted_request(tmp_path):
+    # a stable format keeps the caches written by earlier runs valid
+    blob = (b'{"cut": "abc123", "logit_bias": {"7": -100.0}, "max_tokens": 8, "model": "m", '
+            b'"prompt": "p", "stop": ["\\n\\n"]}')
+    assert key(tmp_path) == hashlib.sha256(blob).hexdigest()
+    assert key(tmp_path) == key(tmp_path)
+
+
+def test_the_order_of_the_arguments_does_not_matter(tmp_path):
+    lm = CachedLM(NamedLM(), tmp_path / "c.sqlite")
+    cut = Splitter("abc123").first_sentence_end
+    assert lm._key("p", max_tokens=8, stop=None, logit_bias=None, cut=cut) == lm._key(
+        "p", cut=cut, logit_bias=None, stop=None, max_tokens=8)
+
+
+@pytest.mark.parametrize("change", [
+    {"prompt": "p "},
+    {"model": "m2"},
+    {"max_tokens": 9},
+    {"stop": ["\n"]},
+    {"stop": None},
+    {"logit_bias": {7: 100.0}},
+    {"logit_bias": None},
+    {"cut": Splitter("abc124").first_sentence_end},
+    {"cut": None},
+])
+def test_any_change_to_the_request_changes_the_key(tmp_path, change):
+    assert key(tmp_path, **change) != key(tmp_path)
+
+
+def test_a_splitter_is_known_by_its_fingerprint_not_its_identity(tmp_path):
+    assert key(tmp_path, cut=Splitter("abc123").first_sentence_end) == key(tmp_path)
+    trained = PunktParameters()
+    trained.abbrev_types = {"kel"}
+    one, other, same = SentenceSplitter(), SentenceSplitter(trained), SentenceSplitter()
+    assert key(tmp_path, cut=one.first_sentence_end) == key(tmp_path, cut=same.first_sentence_end)
+    assert key(tmp_path, cut=one.first_sentence_end) != key(tmp_path,
+                                                            cut=other.first_sentence_end)
+
+
+def test_a_cut_without_a_splitter_is_known_by_its_repr(tmp_path):
+    def cut_a(text: str, final: bool) -> int | None:
+        return None
+
+    def cut_b(text: str, final: bool) -> int | None:
+        return 0
+
+    assert len({key(tmp_path, cut=cut_a), key(tmp_path, cut=cut_b), key(tmp_path, cut=None)}) == 3
+
+
+def test_the_answer_cut_is_known_by_its_splitter(tmp_path):
+    splitter = SentenceSplitter()
+    first, second = AnswerCut(splitter), AnswerCut(splitter)
+    assert key(tmp_path, cut=first) == key(tmp_path, cut=second)
+    # and it is not the sentence cut of the same splitter
+    assert key(tmp_path, cut=first) != key(tmp_path, cut=splitter.first_sentence_end)
