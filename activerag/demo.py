@@ -148,12 +148,22 @@ def two_hop_questions(world: World, n: int = 24, seed: int = 11) -> list[dict]:
         lambda f: (f"Which river flows through the city where {f['name']} is set?",
                    cities[f["setting"]]["river"], [f["name"], f["setting"]]),
     ]
+    first_texts: dict[str, str] = {}
+    for para in paragraphs(world):
+        first_texts[para["title"]] = first_texts.get(para["title"], "") + " " + para["text"]
     out: list[dict] = []
+    asked: set[str] = set()
     for i in range(n):
-        if i % 2 == 0:
-            q, a, gold = makers[(i // 2) % 2](rng.choice(world.companies))
-        else:
-            q, a, gold = film_makers[(i // 2) % 2](rng.choice(world.films))
+        # draw again rather than ask a question twice, or one whose first paragraph already
+        # names the answer (a company based in its founder's birthplace needs no second hop)
+        while True:
+            if i % 2 == 0:
+                q, a, gold = makers[(i // 2) % 2](rng.choice(world.companies))
+            else:
+                q, a, gold = film_makers[(i // 2) % 2](rng.choice(world.films))
+            if q not in asked and a not in first_texts[gold[0]]:
+                asked.add(q)
+                break
         out.append({"id": f"demo-{i:02d}", "question": q, "answers": [a], "gold_titles": gold,
                     "hops": 2})
     return out
