@@ -31,3 +31,37 @@ bench: setup
 
 stop:
 	$(VENV)/bin/activerag serve --stop
+
+# Mutation testing of the pure logic (mutmut 3, settings in setup.cfg); fails below MUTATION_MIN%.
+# mutmut imports its mutants from mutants/ under their file paths, but nodes/ and stores/ are
+# installed as activerag.nodes and activerag.stores: it therefore runs in build/mutation, a copy
+# laid out as installed. The source tree is never written to. A timeout counts as killed.
+MUTATION_DIR := build/mutation
+MUTATION_MIN ?= 85
+MUTANTS := 'activerag.nodes.logic.*' 'activerag.metrics.*' \
+	'activerag.stores.documents.x_passage_id__*' 'activerag.stores.documents.x_make_document__*' \
+	'activerag.stores.documents.x_split_passages__*' 'activerag.cache.x*CachedLM*_key__*' \
+	'activerag.lm.x_trim__*' 'activerag.lm.x__tokens_of__*'
+
+.PHONY: mutation
+mutation: setup
+	@rm -rf $(MUTATION_DIR) && mkdir -p $(MUTATION_DIR)
+	@cp -r activerag tests setup.cfg pyproject.toml $(MUTATION_DIR)/
+	@for d in graphs nodes stores; do cp -r $$d $(MUTATION_DIR)/activerag/$$d; done
+	@find $(MUTATION_DIR) -name __pycache__ -prune -exec rm -rf {} +
+	@echo "mutmut run in $(MUTATION_DIR) (log: $(MUTATION_DIR)/run.log)"
+	@cd $(MUTATION_DIR) && $(CURDIR)/$(VENV)/bin/mutmut run $(MUTANTS) > run.log 2>&1 \
+	  || { tail -n 40 run.log; exit 1; }
+	@cd $(MUTATION_DIR) && $(CURDIR)/$(VENV)/bin/mutmut results --all true \
+	| awk -F': ' -v min=$(MUTATION_MIN) -v dir=$(MUTATION_DIR) ' \
+	  $$2 == "not checked" { next } \
+	  { sub(/^ +/, "", $$1); mod = $$1; sub(/\.[^.]*$$/, "", mod); \
+	    if (!(mod in total)) order[++n] = mod; total[mod]++; all++ } \
+	  $$2 == "killed" || $$2 == "timeout" { killed[mod]++; dead++; next } \
+	  { print "  " $$2 ": " $$1 } \
+	  END { if (!all) { print "no mutant was checked"; exit 1 } \
+	        if (all > dead) print "(see one with: cd " dir " && $(CURDIR)/$(VENV)/bin/mutmut show NAME)"; \
+	        for (i = 1; i <= n; i++) printf "%-28s %4d/%-4d killed (%.1f%%)\n", order[i], \
+	          killed[order[i]], total[order[i]], 100 * killed[order[i]] / total[order[i]]; \
+	        printf "mutation score: %d/%d killed (%.1f%%)\n", dead, all, 100 * dead / all; \
+	        exit (100 * dead / all < min) }'

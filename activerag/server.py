@@ -234,15 +234,30 @@ def stop_server(settings: Settings, timeout: float = 30.0) -> bool:
         return False
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if _gone(pid):
             break
         time.sleep(0.5)
     else:
         os.killpg(pid, signal.SIGKILL)
+        _gone(pid)
     pid_file.unlink()
     return True
+
+
+def _gone(pid: int) -> bool:
+    """Whether process PID has exited; reaps it when this process started it (else a zombie
+    of our own child would look alive forever)."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return True
+    except ChildProcessError:
+        pass  # not our child: its parent reaps it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
 
 
 _COUNTER = re.compile(r"^(vllm:[a-z_]+_total)\{[^}]*\} (\S+)$", re.MULTILINE)

@@ -24,6 +24,7 @@ from activerag.datasets import load_dataset
 from activerag.graphs.flare import graph as flare_graph
 from activerag.metrics import best_prf, exact_match, extract_answer
 from activerag.settings import Settings
+from activerag.stats import bootstrap_ci, paired_bootstrap_p
 from activerag.stores.corpus import Corpus
 
 
@@ -60,6 +61,12 @@ def mean(rows: list[dict], key: str) -> float:
     return sum(r[key] for r in rows) / len(rows)
 
 
+def described(rows: list[dict], key: str) -> str:
+    """The mean with its 95% bootstrap interval."""
+    low, high = bootstrap_ci([r[key] for r in rows])
+    return f"{mean(rows, key):.3f} [{low:.3f}, {high:.3f}]"
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--store", required=True, help="corpus folder holding the 2Wiki corpus")
@@ -73,7 +80,8 @@ def main() -> None:
     model = VLLMClient(settings.url).model
     retriever = Corpus(Path(args.store)).retriever("bm25", k=2)
     chain = flarechain(settings.url, model, retriever)
-    ctx = FlareContext(base_url=settings.url, store_dir=args.store, prompt_set="paper")
+    ctx = FlareContext(base_url=settings.url, store_dir=args.store, prompt_set="paper",
+                       max_answer_tokens=128)
     ours, theirs = [], []
     for i, ex in enumerate(load_dataset(args.dataset, args.n), 1):
         start = time.perf_counter()
@@ -88,14 +96,18 @@ def main() -> None:
         print(f"{i}/{args.n}", flush=True)
     keys = ("em", "f1", "lm_calls", "generated_tokens", "seconds")
     summary = {"activerag": {k: mean(ours, k) for k in keys},
-               "FlareChain": {k: mean(theirs, k) for k in keys}}
+               "FlareChain": {k: mean(theirs, k) for k in keys},
+               "paired_p": {k: paired_bootstrap_p([r[k] for r in ours], [r[k] for r in theirs])
+                            for k in keys}}
     lines = [f"### activerag FLARE vs LangChain FlareChain: {args.dataset}, n={len(ours)}, "
-             f"model {model}, BM25 k=2, one question at a time", "",
-             "| per question | activerag | FlareChain | FlareChain / activerag |",
-             "|---|---|---|---|"]
+             f"model {model}, BM25 k=2, one question at a time (means with 95% bootstrap "
+             "intervals; p: paired bootstrap test)", "",
+             "| per question | activerag | FlareChain | FlareChain / activerag | p |",
+             "|---|---|---|---|---|"]
     for k in keys:
         a, b = summary["activerag"][k], summary["FlareChain"][k]
-        lines.append(f"| {k} | {a:.3f} | {b:.3f} | {b / a if a else float('nan'):.2f} |")
+        lines.append(f"| {k} | {described(ours, k)} | {described(theirs, k)} | "
+                     f"{b / a if a else float('nan'):.2f} | {summary['paired_p'][k]:.3f} |")
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "compare.md").write_text("\n".join(lines) + "\n")

@@ -23,5 +23,16 @@ activerag eval --dataset demo --store runs/demo-store --max-answer-tokens 128 --
 # β (Table 5) with per-token masking, whole-word masking, and whole-word masking that keeps the
 # question's words; requests identical to the main run's come from the cache (β=0.4 per token).
 activerag sweep beta --dataset 2wiki "${COMMON[@]}" --n 100 --cache --out runs/sweeps
+# Every other method of the family on the first 50 of the main run's questions (recorded in the
+# cache, so the next/previous and window sweeps below reuse what they share).
+activerag eval --dataset 2wiki "${COMMON[@]}" --n 50 --cache --run runs/2wiki-family-n50 \
+  --methods previous_window,previous_sentence,next_sentence,self_ask,flare_explicit,flare_combined,flare_instruct
+# θ from 0 to 1 (Figure 5) on 100 questions; next vs previous sentence (Table 3) and the
+# previous-window query length (Table 4) on 50.
+activerag sweep theta --dataset 2wiki "${COMMON[@]}" --n 100 --cache --out runs/sweeps
+activerag sweep next_previous --dataset 2wiki "${COMMON[@]}" --n 50 --cache --out runs/sweeps
+activerag sweep window --dataset 2wiki "${COMMON[@]}" --n 50 --cache --out runs/sweeps
+# The peer, one question at a time.
+python benchmarks/flarechain_compare.py --store "$STORE" --n 20 --out runs/flarechain
 # Copy the summaries (no per-example outputs: they hold the datasets' questions) into results/.
 python results/collect.py

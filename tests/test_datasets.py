@@ -116,3 +116,14 @@ def test_twowiki500_groups_by_type_and_borrows_the_aliases_it_can(data):
     assert twowiki500_alias_counts() == {
         "questions": 500, "in_test1000": 36, "with_aliases": 26, "with_extra_answers": 18}
     assert {e.group for e in twowiki()} == {""}
+
+
+@pytest.mark.parametrize("name", ["2wiki", "2wiki500"])
+def test_every_gold_answer_can_be_matched_exactly(name, data):
+    """Written as the paper's answer sentence, every gold answer scores EM 1 (abbreviations
+    such as "Edward L. Cahn" and "St. Louis" included)."""
+    from activerag.metrics import exact_match, extract_answer
+
+    missed = [g for ex in DATASETS[name]() for g in ex.answers
+              if exact_match(extract_answer(f"So the answer is {g}."), [g]) != 1.0]
+    assert missed == []

@@ -50,7 +50,11 @@ def dev_server(vllm_url, demo_store, tmp_path_factory):
         yield url
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
 
 
 async def test_dev_server_runs_flare(dev_server):

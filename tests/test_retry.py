@@ -1,0 +1,53 @@
+"""The graphs' retry policy over HTTP: a 5xx from the server is retried, a 400 is not."""
+
+import pytest
+from fakeserver import FakeServer
+
+from activerag.context import FlareContext
+from activerag.errors import ActiveRagError
+from activerag.graphs import baselines
+from activerag.graphs.base import LM_RETRY
+from activerag.lm import LMServerError, VLLMClient
+from activerag.sentences import SentenceSplitter
+
+QUESTION = "What is the capital of France?"
+ANSWER = "Paris is the capital of France. So the answer is Paris."
+
+
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch):
+    """The graphs' own policy (attempts, errors retried) without its 1 s back-off."""
+    monkeypatch.setattr(baselines, "LM_RETRY", LM_RETRY._replace(initial_interval=0.01,
+                                                                 jitter=False))
+
+
+async def run(server: FakeServer) -> dict:
+    graph = baselines.build_single_graph(lm=VLLMClient(server.url), splitter=SentenceSplitter(),
+                                         retrieval=False)
+    return await graph.ainvoke({"question": QUESTION}, context=FlareContext())
+
+
+async def test_a_503_is_retried_once_and_the_answer_arrives():
+    with FakeServer([503, ANSWER]) as server:
+        out = await run(server)
+    assert len(server.completions) == 2
+    assert server.completions[0] == server.completions[1]
+    assert out["answer"] == ANSWER
+    assert out["lm_calls"] == 1
+    assert [s["sentence"] for s in out["trace"]] == ["Paris is the capital of France.",
+                                                     "So the answer is Paris."]
+
+
+async def test_three_503s_end_the_run_with_a_server_error():
+    with FakeServer([503, 503, 503, ANSWER]) as server:
+        with pytest.raises(LMServerError, match="503.*retrying may help"):
+            await run(server)
+    assert len(server.completions) == 3
+
+
+async def test_a_400_is_not_retried():
+    with FakeServer([400, ANSWER]) as server:
+        with pytest.raises(ActiveRagError, match="rejected the request") as err:
+            await run(server)
+    assert not isinstance(err.value, LMServerError)
+    assert len(server.completions) == 1
