@@ -1,36 +1,56 @@
-"""Copy the summaries of runs/ into results/ (tables, plots, summary JSON without examples)."""
+"""Copy the summaries of runs/ into results/ (tables, plots, summary JSON without examples).
+
+Run after results/run_all.sh; a run that is missing is skipped and said so.
+"""
 
 import json
 import shutil
 from pathlib import Path
 
+from activerag.evaluate import Run, markdown_table, summarise_methods
+
 RUNS, OUT = Path("runs"), Path("results")
-for name in ("2wiki-main-n100", "2wiki-family-n30"):
+RUN_FOLDERS = ("2wiki-main-n200", "demo-n48", "2wiki-family-n50")
+SWEEPS = {"beta": "n100", "theta": "n100", "next_previous": "n50", "window": "n50"}
+
+
+def copy_run(name: str) -> None:
     summary = json.loads((RUNS / name / "summary.json").read_text())
     (OUT / f"{name}.json").write_text(json.dumps(summary, indent=1))
     shutil.copy(RUNS / name / "summary.md", OUT / f"{name}.md")
-for folder, suffix in (("sweeps", "n30-50"), ("sweeps-n100", "n100")):
-    for sweep in sorted((RUNS / folder).iterdir()):
-        for ext in ("md", "png"):
-            src = sweep / f"{sweep.name}.{ext}"
-            if src.exists():
-                shutil.copy(src, OUT / f"sweep-{sweep.name}-{suffix}.{ext}")
+
+
+for name in RUN_FOLDERS:
+    if (RUNS / name / "summary.json").exists():
+        copy_run(name)
+    else:
+        print(f"skipped {name}: no summary in runs/")
+for sweep, suffix in SWEEPS.items():
+    for ext in ("md", "png"):
+        src = RUNS / "sweeps" / sweep / f"{sweep}.{ext}"
+        if src.exists():
+            shutil.copy(src, OUT / f"sweep-{sweep}-{suffix}.{ext}")
+        else:
+            print(f"skipped {src}: not there")
+flarechain = RUNS / "flarechain"
 for ext in ("md", "json"):
-    shutil.copy(RUNS / "flarechain" / f"compare.{ext}", OUT / f"flarechain.{ext}")
+    if (flarechain / f"compare.{ext}").exists():
+        shutil.copy(flarechain / f"compare.{ext}", OUT / f"flarechain.{ext}")
+
+# Every method on the same first 50 questions: the family run plus those rows of the main run.
+if (RUNS / "2wiki-family-n50" / "summary.json").exists():
+    family = Run(RUNS / "2wiki-family-n50").rows()
+    ids = {r["id"] for r in family}
+    main_rows = [r for r in Run(RUNS / "2wiki-main-n200").rows() if r["id"] in ids]
+    rows = main_rows + family
+    order = ["flare", "none", "single", "previous_window", "previous_sentence", "next_sentence",
+             "self_ask", "flare_explicit", "flare_combined", "flare_instruct"]
+    # each method after flare gets its paired p-values against flare on the same questions
+    summary = summarise_methods(rows, order)
+    (OUT / "2wiki-all-methods-n50.md").write_text(
+        "### Every method on the same 50 2WikiMultihopQA dev questions (paper exemplars with "
+        "their retrieved documents, BM25 k=2, SmolLM2-135M-Instruct, answers capped at 128 "
+        "tokens, 4 questions at a time; p: paired bootstrap against flare)\n\n"
+        + markdown_table(summary))
+    print((OUT / "2wiki-all-methods-n50.md").read_text())
 print(sorted(p.name for p in OUT.iterdir()))
-
-# Every method on the same first 30 questions: the family run plus those rows of the main run.
-from activerag.evaluate import Run, markdown_table, summarise  # noqa: E402
-
-family = Run(RUNS / "2wiki-family-n30").rows()
-ids = {r["id"] for r in family}
-main_rows = [r for r in Run(RUNS / "2wiki-main-n100").rows() if r["id"] in ids]
-rows = main_rows + family
-order = ["none", "single", "previous_window", "previous_sentence", "next_sentence", "self_ask",
-         "flare", "flare_explicit", "flare_combined", "flare_instruct"]
-summary = {m: summarise([r for r in rows if r["method"] == m]) for m in order}
-(OUT / "2wiki-all-methods-n30.md").write_text(
-    "### Every method on the same 30 2WikiMultihopQA dev questions (paper exemplars, BM25 k=2, "
-    "SmolLM2-135M-Instruct, at most 4 sentences / 128 tokens, 4 questions at a time)\n\n"
-    + markdown_table(summary))
-print((OUT / "2wiki-all-methods-n30.md").read_text())

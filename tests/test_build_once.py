@@ -58,7 +58,8 @@ class Counter:
         time.sleep(SLOW)
 
 
-def test_concurrent_first_searches_build_one_bm25_index(monkeypatch):
+def counted_bm25(monkeypatch) -> Counter:
+    """Count the BM25 indexes the store builds from now on."""
     built = Counter()
 
     class CountingBM25(bm25.BM25Okapi):
@@ -67,6 +68,11 @@ def test_concurrent_first_searches_build_one_bm25_index(monkeypatch):
             super().__init__(corpus)
 
     monkeypatch.setattr(bm25, "BM25Okapi", CountingBM25)
+    return built
+
+
+def test_concurrent_first_searches_build_one_bm25_index(monkeypatch):
+    built = counted_bm25(monkeypatch)
     store = BM25Store()
     store.add([make_document("cats purr softly", "a"), make_document("dogs bark loudly", "b")])
     results = race(lambda: store.search("dogs", 1))
@@ -75,14 +81,7 @@ def test_concurrent_first_searches_build_one_bm25_index(monkeypatch):
 
 
 def test_an_add_after_the_index_is_built_rebuilds_it_once(monkeypatch):
-    built = Counter()
-
-    class CountingBM25(bm25.BM25Okapi):
-        def __init__(self, corpus: list[list[str]]) -> None:
-            built.tick()
-            super().__init__(corpus)
-
-    monkeypatch.setattr(bm25, "BM25Okapi", CountingBM25)
+    built = counted_bm25(monkeypatch)
     store = BM25Store()
     store.add([make_document("cats purr softly", "a")])
     assert store.search("cats", 1)[0][0].metadata["title"] == "a"
