@@ -83,7 +83,8 @@ async def _answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any
         elif mode == "values":
             final = chunk
     if args.json:
-        keys = ("question", "answer", "trace", "lm_calls", "generated_tokens", "retrievals")
+        keys = ("question", "answer", "trace", "answer_tokens", "lm_calls", "generated_tokens",
+                "prompt_tokens", "retrievals", "retrieval_steps", "retrieved_titles")
         print(json.dumps({k: final.get(k) for k in keys}, indent=1, default=str))
     else:
         if args.trace and args.method in ("single", "none"):

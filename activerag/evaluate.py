@@ -13,6 +13,7 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -286,18 +287,21 @@ def _p_cell(summary: dict[str, Any]) -> str:
     return " / ".join("-" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}" for p in ps)
 
 
-def markdown_table(summary: dict[str, dict[str, Any]]) -> str:
-    """Methods as rows, the main metrics (with 95% intervals) and costs as columns, and the
-    paired bootstrap p-values of EM and F1 against the first method."""
-    cols = ["n", "em", "f1", "rouge_l", "gold_title_recall", "retrieval_rate",
-            "retrievals_per_question", "retrievals_per_100_tokens", "lm_calls_per_question",
-            "generated_per_kept_token", "prompt_tokens", "generated_tokens",
-            "seconds_per_question"]
-    cols = [c for c in cols if any(c in s for s in summary.values())]
+TABLE_COLUMNS = ("n", "em", "f1", "rouge_l", "gold_title_recall", "retrieval_rate",
+                 "retrievals_per_question", "retrievals_per_100_tokens", "lm_calls_per_question",
+                 "generated_per_kept_token", "prompt_tokens", "generated_tokens",
+                 "seconds_per_question")
+
+
+def markdown_table(summary: dict[str, dict[str, Any]], columns: Sequence[str] = TABLE_COLUMNS,
+                   label: str = "method") -> str:
+    """Methods (or variants) as rows, the metrics (with 95% intervals) and costs as columns,
+    and the paired bootstrap p-values of EM and F1 against the first row."""
+    cols = [c for c in columns if any(c in s for s in summary.values())]
     first = next(iter(summary), "")
     with_p = any("vs_first" in s for s in summary.values())
     header = cols + ([f"p vs {first} ({' / '.join(P_KEYS)})"] if with_p else [])
-    lines = ["| method | " + " | ".join(header) + " |", "|---" * (len(header) + 1) + "|"]
+    lines = [f"| {label} | " + " | ".join(header) + " |", "|---" * (len(header) + 1) + "|"]
     for name, s in summary.items():
         cells = [cell(s, c) for c in cols] + ([_p_cell(s)] if with_p else [])
         lines.append(f"| {name} | " + " | ".join(cells) + " |")

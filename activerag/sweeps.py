@@ -15,7 +15,7 @@ from typing import Any
 
 from activerag.context import FlareContext
 from activerag.datasets import Example
-from activerag.evaluate import Run, cell, evaluate, shortfall
+from activerag.evaluate import Run, evaluate, markdown_table, shortfall
 from activerag.graphs.methods import method
 
 # The β sweep's masking modes beyond the paper's per-token masking (label -> settings).
@@ -23,6 +23,8 @@ MASKINGS: dict[str, dict[str, Any]] = {
     "word": {"mask_unit": "word"},
     "word+x": {"mask_unit": "word", "keep_question_words": True},
 }
+MASK_NAMES = {"token": "per-token masking (the paper)", "word": "whole-word masking",
+              "word+x": "whole words, question's words kept"}
 # sweep -> [(label, x value, method, context overrides)]
 SWEEPS: dict[str, list[tuple[str, float, str, dict[str, Any]]]] = {
     "theta": [(f"theta={t}", t, "flare", {"theta": t}) for t in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)],
@@ -59,19 +61,22 @@ async def run_sweep(name: str, folder: Path, dataset: str, examples: list[Exampl
 
 def table(name: str, rows: list[tuple[str, float, dict[str, Any]]], result: dict[str, Any]) -> str:
     """A Markdown table of one sweep (metrics with 95% intervals), with what it was run on."""
-    cols = [c for c in COLUMNS if any(c in s for _, _, s in rows)]
     ctx = result["context"]
     out = [f"### {name} sweep: {result['dataset']}, n={result['n']}, model "
            f"{ctx['model'] or 'served default'}, k={ctx['k']}, retriever {ctx['retriever']}, "
-           f"prompts {ctx['prompt_set']}", "",
-           "| variant | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+           f"prompts {ctx['prompt_set']}", ""]
     warning = shortfall(result)
     if warning:
-        out[1:1] = ["", f"**{warning}**"]
-    for label, _, s in rows:
-        cells = [cell(s, c) for c in cols]
-        out.append(f"| {label} | " + " | ".join(cells) + " |")
-    return "\n".join(out) + "\n"
+        out += [f"**{warning}**", ""]
+    summary = {label: s for label, _, s in rows}
+    return "\n".join(out) + "\n" + markdown_table(summary, COLUMNS, "variant")
+
+
+def _error_bars(summaries: list[dict[str, Any]], metric: str) -> list[list[float]]:
+    """Matplotlib's yerr (below, above) of METRIC's 95% intervals, in percent."""
+    below = [(s[metric] - s.get(f"{metric}_ci", [s[metric]] * 2)[0]) * 100 for s in summaries]
+    above = [(s.get(f"{metric}_ci", [s[metric]] * 2)[1] - s[metric]) * 100 for s in summaries]
+    return [below, above]
 
 
 def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
@@ -89,7 +94,9 @@ def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
     if name == "theta":
         xs = [s["retrieval_rate"] * 100 for _, _, s in rows]
         for metric in ("em", "f1"):
-            ax.plot(xs, [s[metric] * 100 for _, _, s in rows], marker="o", label=metric.upper())
+            ax.errorbar(xs, [s[metric] * 100 for _, _, s in rows],
+                        yerr=_error_bars([s for _, _, s in rows], metric), marker="o",
+                        capsize=3, label=f"{metric.upper()} (95% interval)")
         points: dict[tuple[float, float], list[str]] = {}
         for x, (label, _, s) in zip(xs, rows, strict=True):
             points.setdefault((round(x, 1), round(s["em"] * 100, 1)), []).append(
@@ -99,22 +106,25 @@ def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
                         xytext=(0, 7), ha="center", fontsize=8)
         ax.set_xlabel("sentences that retrieved (%)")
     elif name == "beta":
-        modes: dict[str, list[tuple[float, float]]] = {}
+        modes: dict[str, list[tuple[float, dict[str, Any]]]] = {}
         for label, x, summary in rows:
-            mode = label.partition(" ")[2] or "token"
-            modes.setdefault(mode, []).append((x, summary["em"] * 100))
-        for mode, curve in modes.items():
+            modes.setdefault(label.partition(" ")[2] or "token", []).append((x, summary))
+        for i, (mode, curve) in enumerate(modes.items()):
             if mode != "token":
                 # β = 0 masks nothing, so every mode starts from the same point
                 curve = [p for p in modes["token"] if p[0] == 0.0] + curve
-            ax.plot(*zip(*curve, strict=True), marker="o", label=f"EM, {mode} masking")
-        ax.set_xlabel("β (tokens below it are masked)")
+            shift = (i - 1) * 0.008  # keep the intervals of the modes apart
+            ax.errorbar([x + shift for x, _ in curve], [s["em"] * 100 for _, s in curve],
+                        yerr=_error_bars([s for _, s in curve], "em"), marker="o", capsize=3,
+                        label=f"EM, {MASK_NAMES.get(mode, mode)}")
+        ax.set_xlabel("β (draft tokens below it are masked); bars: 95% intervals")
     else:
         pos = range(len(rows))
         width = 0.38
         for i, metric in enumerate(("em", "f1")):
             ax.bar([p + (i - 0.5) * width for p in pos], [s[metric] * 100 for _, _, s in rows],
-                   width, label=metric.upper())
+                   width, yerr=_error_bars([s for _, _, s in rows], metric), capsize=3,
+                   label=f"{metric.upper()} (95% interval)")
         ax.set_xticks(list(pos), labels)
     ax.set_ylabel("score (%)")
     ax.set_ylim(bottom=0)
