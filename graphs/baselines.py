@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from langchain_core.retrievers import BaseRetriever
 from langgraph.graph import END, START
+from langgraph.types import Checkpointer
 
 from activerag.graphs.base import LM_RETRY, new_graph
 from activerag.graphs.flare import Compiled
@@ -21,6 +22,7 @@ def build_single_graph(
     *,
     retrieval: bool = True,
     name: str | None = None,
+    checkpointer: Checkpointer = None,
 ) -> Compiled:
     """Retrieve once with the question, then generate the whole answer.
 
@@ -38,7 +40,8 @@ def build_single_graph(
     else:
         g.add_edge("begin", "generate")
     g.add_edge("generate", END)
-    return g.compile(name=name or ("single" if retrieval else "no_retrieval"))
+    return g.compile(name=name or ("single" if retrieval else "no_retrieval"),
+                     checkpointer=checkpointer)
 
 
 single_graph = build_single_graph()

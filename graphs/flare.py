@@ -54,10 +54,12 @@ def build_flare_graph(
 
 
 def build_next_sentence_graph(lm: LM | None = None, retriever: BaseRetriever | None = None,
-                              splitter: SentenceSplitter | None = None) -> Compiled:
+                              splitter: SentenceSplitter | None = None, *,
+                              checkpointer: Checkpointer = None) -> Compiled:
     """Retrieve at every sentence with the whole next sentence as query (Table 3, "Next")."""
     return build_flare_graph(lm, retriever, splitter, gate=flare.always_fire,
-                             formulate_query=flare.whole_draft_query, name="next_sentence")
+                             formulate_query=flare.whole_draft_query, name="next_sentence",
+                             checkpointer=checkpointer)
 
 
 # The graphs langgraph.json serves: every component comes from the run's context.

@@ -6,6 +6,7 @@ from typing import Literal
 
 from langchain_core.retrievers import BaseRetriever
 from langgraph.graph import END
+from langgraph.types import Checkpointer
 
 from activerag.graphs.base import LM_RETRY, add_start, new_graph
 from activerag.graphs.flare import Compiled
@@ -22,6 +23,7 @@ def build_previous_graph(
     *,
     unit: Literal["sentence", "window"] = "sentence",
     name: str | None = None,
+    checkpointer: Checkpointer = None,
 ) -> Compiled:
     """Retrieve before every unit with the previous unit as the query; the first uses D_x.
 
@@ -41,7 +43,7 @@ def build_previous_graph(
                             {"next": "previous_query", "__end__": END})
     g.add_edge("previous_query", "retrieve")
     g.add_edge("retrieve", "generate")
-    return g.compile(name=name or f"previous_{unit}")
+    return g.compile(name=name or f"previous_{unit}", checkpointer=checkpointer)
 
 
 previous_sentence_graph = build_previous_graph(unit="sentence")

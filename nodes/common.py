@@ -31,8 +31,6 @@ PromptFn = Callable[..., str]
 Unit = Literal["sentence", "window", "segment"]
 TaskKind = Literal["cot", "self_ask"]
 RUNAWAY = 8
-# Exemplar documents, retrieved once per corpus, retriever, k and exemplar set.
-_shot_documents: dict[tuple[Any, ...], list[list[Document]]] = {}
 
 
 def task_for(ctx: FlareContext, kind: TaskKind = "cot") -> Task:
@@ -57,13 +55,14 @@ async def shots(parts: Parts, ctx: FlareContext, kind: TaskKind = "cot") -> Task
     task = task_for(ctx, kind)
     if not ctx.exemplars_retrieve or not task.exemplars:
         return task
-    source = id(parts.retriever) if parts.retriever is not None else (ctx.store_dir,
-                                                                       ctx.retriever)
-    key = (source, ctx.k, kind, ctx.prompt_set)
-    if key not in _shot_documents:
+    # once per corpus (its size changes with an ingest), retriever, k and exemplar set
+    store = getattr(await parts.retriever_for(ctx), "store", None)
+    key = ("shots", ctx.store_dir, ctx.retriever, ctx.k, kind, ctx.prompt_set,
+           None if store is None else len(store))
+    if key not in parts.memo:
         found = await asyncio.gather(*[parts.search(ctx, e.question) for e in task.exemplars])
-        _shot_documents.setdefault(key, list(found))
-    return task.with_documents(_shot_documents[key])
+        parts.memo.setdefault(key, list(found))
+    return task.with_documents(parts.memo[key])  # type: ignore[arg-type]
 
 
 def begin(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
@@ -138,34 +137,42 @@ def prompt_documents(state: FlareState, ctx: FlareContext) -> list[Document]:
     else:
         docs = list(state.get("documents", [])) if ctx.keep_documents else []
     if ctx.combine_retrieval:
-        have = {d.id for d in docs}
-        docs += [d for d in state.get("input_documents", []) if d.id not in have]
+        have = {d.id or d.page_content for d in docs}
+        docs += [d for d in state.get("input_documents", [])
+                 if (d.id or d.page_content) not in have]
     return docs
 
 
 class AnswerCut:
-    """A CutFn: stop a generation once the sentence that gives the answer is complete."""
+    """A CutFn: stop a generation once the sentence that gives the answer is complete.
 
-    def __init__(self, splitter: SentenceSplitter) -> None:
+    final_only: only "final answer is" ends it (self-ask, whose intermediate answers may say
+    "the answer is").
+    """
+
+    def __init__(self, splitter: SentenceSplitter, final_only: bool = False) -> None:
         self.splitter = splitter
-        self.fingerprint = f"answer-end:{splitter.fingerprint}"
+        self.final_only = final_only
+        self.fingerprint = f"answer-end{'-final' if final_only else ''}:{splitter.fingerprint}"
         """Identifies the cut (the LM cache keys requests by it)."""
 
     def __call__(self, text: str, final: bool) -> int | None:
-        if find_answer(text) is None:
+        if find_answer(text, self.final_only) is None:
             return None
-        return answer_end(text, self.splitter.spans(text), final)
+        return answer_end(text, self.splitter.spans(text), final, self.final_only)
 
 
 
 async def generate_unit(parts: Parts, state: FlareState, ctx: FlareContext, unit: Unit,
                         docs: Sequence[Document], prompt: PromptFn = answer_prompt,
-                        task: Task | None = None, **kwargs: Any) -> Generation:
+                        task: Task | None = None, final_only: bool = False,
+                        **kwargs: Any) -> Generation:
     """The next unit after the answer so far; every unit stops at a blank line or a new
     "Question:" (the authors stop on a blank line).
 
     sentence: cut by Punkt (at most max_sentence_tokens); window: exactly window_tokens;
-    segment: until a stop string, the answer sentence or the answer's token budget.
+    segment: until a stop string, the answer sentence (with FINAL_ONLY, "final answer is"
+    only) or the answer's token budget.
     """
     lm = await parts.lm_for(ctx)
     left = max(1, ctx.max_answer_tokens - state.get("answer_tokens", 0))
@@ -178,7 +185,7 @@ async def generate_unit(parts: Parts, state: FlareState, ctx: FlareContext, unit
     elif unit == "window":
         budget = ctx.window_tokens
     else:
-        cut = AnswerCut(await parts.splitter_for(ctx))
+        cut = AnswerCut(await parts.splitter_for(ctx), final_only)
     task = task or await shots(parts, ctx)
     text = prompt(state["question"], state.get("answer", ""), docs, ctx.prompt_format, task)
     return await lm.generate(text, max_tokens=min(budget, left), cut=cut, stop=stop, **kwargs)
@@ -229,7 +236,7 @@ def _trace(state: FlareState, step: Step, text: str) -> StepTrace:
 
 
 def make_accept(parts: Parts, *, count_sentences: bool = True, whole_units: bool = True,
-                carry: Callable[[Step], Step] | None = None) -> Node:
+                final_only: bool = False, carry: Callable[[Step], Step] | None = None) -> Node:
     """Make the node that appends the decided unit (and its suffix) to the answer and traces it.
 
     The answer ends with the sentence that gives the answer ("So the answer is ..."), at the
@@ -237,6 +244,7 @@ def make_accept(parts: Parts, *, count_sentences: bool = True, whole_units: bool
     count_sentences: max_sentences counts these units (windows count tokens only).
     whole_units: a unit ends with a complete sentence (not so for fixed-length windows, whose
     last sentence is complete only when the model stopped).
+    final_only: only "final answer is" ends the answer (self-ask).
     carry: what of the step the next step starts with (emitted queries, kept documents).
     """
 
@@ -253,9 +261,10 @@ def make_accept(parts: Parts, *, count_sentences: bool = True, whole_units: bool
         before = state.get("answer", "")
         answer = before + text
         answered = False
-        if find_answer(answer) is not None:
+        if find_answer(answer, final_only) is not None and not step.get("searched"):
             splitter = await parts.splitter_for(ctx)
-            end = answer_end(answer, splitter.spans(answer), whole_units or finished)
+            end = answer_end(answer, splitter.spans(answer), whole_units or finished,
+                             final_only)
             if end is not None:
                 answered = True
                 text = answer[len(before):max(end, len(before))]

@@ -29,7 +29,8 @@ def make_generate_segment(parts: Parts) -> Node:
         ctx = runtime.context
         docs = prompt_documents(state, ctx)
         gen = await generate_unit(parts, state, ctx, "segment", docs, prompt=self_ask_prompt,
-                                  task=await shots(parts, ctx, "self_ask"), stop=[INTERMEDIATE])
+                                  task=await shots(parts, ctx, "self_ask"), final_only=True,
+                                  stop=[INTERMEDIATE])
         asked = gen.stop_reason == INTERMEDIATE
         follow_up = last_follow_up(gen.text, FOLLOW_UP) if asked else None
         update = unit_update(gen, emitted=[follow_up] if follow_up else [],

@@ -175,13 +175,15 @@ def split_search(text: str, open_: str, close: str) -> tuple[str, str | None]:
     return text[:at].rstrip(" "), query.strip()
 
 
-def answer_end(text: str, spans: Sequence[tuple[int, int]], complete: bool) -> int | None:
+def answer_end(text: str, spans: Sequence[tuple[int, int]], complete: bool,
+               final_only: bool = False) -> int | None:
     """Where an answer should end: after the first sentence that gives the answer.
 
-    SPANS are TEXT's sentences. None while there is no answer sentence, or while it is the
-    last sentence of a text that may still grow (not COMPLETE, no line break after it).
+    SPANS are TEXT's sentences. None while there is no answer sentence (with FINAL_ONLY, no
+    "final answer is"), or while it is the last sentence of a text that may still grow (not
+    COMPLETE, no line break after it).
     """
-    match = find_answer(text)
+    match = find_answer(text, final_only)
     if match is None:
         return None
     for i, (_, end) in enumerate(spans):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from langchain_core.documents import Document
@@ -55,6 +55,8 @@ class Parts:
     lm: LM | None = None
     retriever: BaseRetriever | None = None
     splitter: SentenceSplitter | None = None
+    memo: dict[tuple[object, ...], object] = field(default_factory=dict, repr=False)
+    """What the nodes derive once per corpus (the exemplars' documents), by their own keys."""
 
     # Making a component reads files or asks the server, so it runs off the event loop.
 

@@ -225,12 +225,27 @@ def corpus_files(path: Path) -> list[Path]:
 
 def read_corpus(path: Path, max_words: int = 120,
                 report: ReadReport | None = None) -> Iterator[Document]:
-    """Yield the passages of every file at PATH; bad rows (malformed, not UTF-8) go to REPORT."""
+    """Yield the passages of every file at PATH; bad rows (malformed, not UTF-8) go to REPORT.
+
+    A file that cannot be read at all (a .json that is not JSON or not UTF-8) stops the read
+    when it is the only one, and is skipped and reported when it is one file of a folder.
+    """
     report = report if report is not None else ReadReport()
     readers = {".jsonl": _records_jsonl, ".json": _records_json, ".tsv": _records_tsv,
                ".txt": _records_text, ".md": _records_text}
-    for file in corpus_files(path):
-        for title, text in readers[file.suffix](file, report):
+    files = corpus_files(path)
+    for file in files:
+        records = readers[file.suffix](file, report)
+        while True:
+            try:
+                title, text = next(records)
+            except StopIteration:
+                break
+            except CorpusError as exc:
+                if len(files) == 1:
+                    raise
+                report.skip(file.name, f"the whole file was skipped: {exc}")
+                break
             report.rows += 1
             for passage in split_passages(text, max_words):
                 yield make_document(passage, title, file.name)

@@ -147,6 +147,17 @@ def test_a_json_corpus_that_is_not_utf8_is_refused(tmp_path):
         list(read_corpus(tmp_path / "d.json"))
 
 
+def test_a_folder_ingest_skips_an_unreadable_json_file_and_goes_on(tmp_path):
+    (tmp_path / "a.json").write_bytes(b'[{"title": "E", "text": "caf\xe9"}]')
+    (tmp_path / "b.jsonl").write_text(json.dumps({"title": "L", "text": "The lake is deep."}))
+    report = ReadReport()
+    docs = list(read_corpus(tmp_path, report=report))
+    assert [d.metadata["title"] for d in docs] == ["L"]
+    assert report.skipped == 1
+    assert report.problems[0].startswith("a.json: the whole file was skipped:")
+    assert "not valid UTF-8" in report.problems[0]
+
+
 def test_ingesting_a_file_with_a_bad_row_keeps_what_the_store_holds(tmp_path):
     first = tmp_path / "first.jsonl"
     first.write_text("".join(json.dumps({"title": f"T{i}", "text": f"Fact {i} about river {i}."})

@@ -2,6 +2,7 @@
 
 import pytest
 from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
 from scripted import EOS, ScriptedLM, ends, sentence
 
 from activerag.context import FlareContext
@@ -227,3 +228,59 @@ async def test_a_model_that_only_ever_searches_is_stopped():
                               config={"recursion_limit": 10_000})
     assert out["generated_tokens"] >= 8 * 16
     assert len(lm.prompts) < 400
+
+
+async def test_self_ask_goes_on_past_an_intermediate_answer_is():
+    lm = ScriptedLM([
+        sentence(" Yes.\nFollow up: Who is Alpha Beta?\nIntermediate answer: more"),
+        sentence(" The answer is a person.\nFollow up: Where was Alpha Beta born?\n"
+                 "Intermediate answer:"),
+        sentence(" Kelmor.\nSo the final answer is: Kelmor.\nQuestion"),
+    ])
+    graph = build_self_ask_graph(lm=lm, retriever=retriever())
+    out = await graph.ainvoke({"question": QUESTION}, context=FlareContext())
+    assert [s["queries"] for s in out["trace"]][1:] == [["Who is Alpha Beta?"],
+                                                        ["Where was Alpha Beta born?"]]
+    assert out["answer"].endswith("So the final answer is: Kelmor.")
+    assert len(lm.prompts) == 3
+
+
+async def test_a_search_right_after_answer_is_still_searches():
+    lm = ScriptedLM([
+        sentence("Alpha was born in Kelmor. So the answer is [Search(Alpha Beta birthplace)] x"),
+        [(" Kelmor.", 0.9), EOS],
+    ])
+    graph = build_instruct_graph(lm=lm, retriever=retriever())
+    out = await graph.ainvoke({"question": QUESTION}, context=FlareContext())
+    assert out["retrievals"] == 2
+    assert out["answer"] == "Alpha was born in Kelmor. So the answer is Kelmor."
+
+
+async def test_combined_retrieval_keeps_documents_without_ids():
+    class NoIds(BaseRetriever):
+        def _get_relevant_documents(self, query, *, run_manager):
+            found = retriever().invoke(query)
+            return [Document(page_content=d.page_content, metadata=d.metadata) for d in found]
+
+    lm = ScriptedLM([ends("Gepu is small.", low={"small.": 0.1}),
+                     ends("Gepu is a small town.")])
+    graph = build_flare_graph(lm=lm, retriever=NoIds(), splitter=SPLIT)
+    out = await graph.ainvoke({"question": QUESTION},
+                              context=FlareContext(theta=0.5, combine_retrieval=True))
+    assert out["trace"][0]["doc_titles"] == ["Gepu", "Alpha Beta"]
+
+
+async def test_exemplar_documents_follow_an_ingest(monkeypatch):
+    from activerag.nodes.prompts import Exemplar, Task
+
+    task = Task("Answer.", (Exemplar("Which river flows through Vesk?", "The Ora."),))
+    monkeypatch.setattr("activerag.nodes.common.task_for", lambda ctx, kind="cot": task)
+    found = retriever()
+    lm = ScriptedLM([ends("Alpha was born in Kelmor."), ends("Alpha was born in Kelmor.")])
+    graph = build_flare_graph(lm=lm, retriever=found, splitter=SPLIT)
+    ctx = FlareContext(theta=0.5, exemplar_retrieval=True)
+    await graph.ainvoke({"question": QUESTION}, context=ctx)
+    found.store.add([make_document("The Ora flows through Vesk.", "Vesk")])
+    await graph.ainvoke({"question": QUESTION}, context=ctx)
+    assert "[1] Vesk: The Ora flows through Vesk." not in lm.prompts[0]
+    assert "[1] Vesk: The Ora flows through Vesk." in lm.prompts[1]

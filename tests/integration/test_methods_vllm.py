@@ -40,6 +40,8 @@ async def test_method_runs_on_the_real_server(name, vllm_url, demo_store):
     # no unit runs past a blank line, and the answer ends with its answer sentence if it has one
     assert "\n\n" not in out["answer"].strip()
     match = find_answer(out["answer"])
+    if name != "flare_instruct":  # on this question every other method writes one (greedy)
+        assert match, out["answer"]
     if match:
         assert out["answer"][match.end():].strip() == ""
     expected_steps = {"none": 0, "single": 1}
@@ -54,13 +56,14 @@ async def test_method_runs_on_the_real_server(name, vllm_url, demo_store):
 
 
 async def test_kept_documents_stay_until_the_next_retrieval(vllm_url, demo_store):
+    # with θ=0 nothing is retrieved after D_x; on this question SmolLM2 writes two sentences
     kept = await run("flare", vllm_url, demo_store, theta=0.0)
     first = kept["trace"][0]["doc_ids"]
-    assert len(first) == 2
+    assert len(first) == 2 and len(kept["trace"]) >= 2
     assert all(s["doc_ids"] == first for s in kept["trace"])
     dropped = await run("flare", vllm_url, demo_store, theta=0.0, keep_documents=False)
-    if len(dropped["trace"]) > 1:
-        assert all(s["doc_ids"] == [] for s in dropped["trace"][1:])
+    assert len(dropped["trace"]) >= 2
+    assert all(s["doc_ids"] == [] for s in dropped["trace"][1:])
 
 
 async def test_combined_retrieval_keeps_the_question_documents_in_every_step(vllm_url,
