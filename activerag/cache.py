@@ -18,6 +18,8 @@ from typing import Any
 from activerag.lm import LM, CutFn, Generation, Token
 
 _active: Path | None = None
+# Bumped whenever a stored Generation would mean something else (2: `complete` was added).
+CACHE_FORMAT = 2
 
 
 def enable(path: Path) -> None:
@@ -50,7 +52,8 @@ class CachedLM:
         own = getattr(cut, "fingerprint", None)
         params["cut"] = own if isinstance(own, str) else getattr(
             getattr(cut, "__self__", None), "fingerprint", repr(cut))
-        blob = json.dumps({"model": self.model, "prompt": prompt, **params}, sort_keys=True,
+        blob = json.dumps({"model": self.model, "prompt": prompt, "format": CACHE_FORMAT,
+                           **params}, sort_keys=True,
                           default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
 

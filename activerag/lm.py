@@ -66,6 +66,9 @@ class Generation:
     prompt_tokens: int = 0
     """Tokens in the prompt, as the server counted them."""
     prompt: str = field(default="", repr=False)
+    complete: bool = False
+    """The kept text ends where its unit ends: the model stopped there, or the cut saw the
+    unit end while the stream went on. False when the token budget ran out first."""
 
 
 def trim(text: str, tokens: Sequence[Token], end: int) -> tuple[str, list[Token]]:
@@ -221,6 +224,7 @@ class VLLMClient:
         except (openai.OpenAIError, httpx.HTTPError) as exc:
             raise _translate(exc, self.base_url, self.model) from exc
         generated = len(tokens)
+        cut_early = end is not None
         if end is None and cut is not None:
             end = cut(text, True)
         if end is None:
@@ -229,7 +233,7 @@ class VLLMClient:
         finished = finish == "stop" and end >= len(text.rstrip())
         kept_text, kept = trim(text, tokens, end)
         return Generation(kept_text, kept, finished, generated, stop_reason, prompt_tokens,
-                          prompt)
+                          prompt, complete=finished or cut_early)
 
     async def token_ids(self, text: str) -> list[int]:
         """Token ids of TEXT, from vLLM's /tokenize endpoint."""

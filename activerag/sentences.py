@@ -11,9 +11,12 @@ from pathlib import Path
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer, PunktTrainer
 
 _LINE = re.compile(r"[^\n]+")
+# "No." abbreviates "number" only before one ("No. 1"); "So the answer is no." ends a sentence,
+# so "no" is no abbreviation to Punkt and a split between "No." and a digit is undone.
+_NUMBER_SIGN = re.compile(r"\b[Nn]o\.$")
 # Abbreviations every splitter knows, trained or not (Punkt stores them lower-case, no final dot).
 COMMON_ABBREVIATIONS = frozenset(
-    {"dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "mt", "ft", "no", "vs", "etc", "inc",
+    {"dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "mt", "ft", "vs", "etc", "inc",
      "ltd", "co", "corp", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct",
      "nov", "dec", "u.s", "u.k", "e.g", "i.e", "a.m", "p.m", "approx", "est", "gen", "gov"}
 )
@@ -59,7 +62,7 @@ class SentenceSplitter:
         params.abbrev_types |= COMMON_ABBREVIATIONS
         self._punkt = PunktSentenceTokenizer(params)
         learned = [sorted(params.abbrev_types), sorted(map(list, params.collocations)),
-                   sorted(params.sent_starters)]
+                   sorted(params.sent_starters), sorted(params.ortho_context.items())]
         self.fingerprint = hashlib.sha256(json.dumps(learned).encode()).hexdigest()[:16]
         """Identifies the parameters (two splitters that agree on it split alike)."""
 
@@ -75,7 +78,13 @@ class SentenceSplitter:
         out: list[tuple[int, int]] = []
         for line in _LINE.finditer(text):
             base = line.start()
-            out.extend((base + s, base + e) for s, e in self._punkt.span_tokenize(line.group()))
+            for s, e in self._punkt.span_tokenize(line.group()):
+                s, e = base + s, base + e
+                if (out and out[-1][1] > base and text[s:s + 1].isdigit()
+                        and _NUMBER_SIGN.search(text, 0, out[-1][1])):
+                    out[-1] = (out[-1][0], e)
+                else:
+                    out.append((s, e))
         return out
 
     def split(self, text: str) -> list[str]:

@@ -37,6 +37,7 @@ class Step(TypedDict, total=False):
     draft: str  # temporary next sentence (look-ahead methods)
     tokens: list[TokenProb]  # tokens of the draft
     finished: bool  # the model ended the answer after the draft
+    complete: bool  # the draft ends where its sentence ends (not cut short by its budget)
     fire: bool  # retrieval fired for this unit
     queries: list[str]  # queries formulated for this unit
     fallback: bool  # a query was empty or matched nothing, so the question x was searched
@@ -45,6 +46,7 @@ class Step(TypedDict, total=False):
     sentence: str  # the generated unit (regenerated sentence, window, segment)
     sentence_tokens: list[TokenProb]  # its tokens
     sentence_finished: bool  # the model ended the answer after it
+    sentence_complete: bool  # the unit ends where it should (not cut short by its budget)
     emitted: list[str]  # queries the generation itself asked for (self-ask, FLARE-instruct)
     searched: bool  # FLARE-instruct: the unit ended in a search (an empty one too)
     ban_search: bool  # FLARE-instruct: forbid "[" in this unit (a search just happened)

@@ -34,8 +34,7 @@ def build_previous_graph(
     g = new_graph()
     add_start(g, parts, "generate")
     g.add_node("generate", common.make_generate(parts, unit), retry_policy=LM_RETRY)
-    g.add_node("accept", common.make_accept(parts, count_sentences=unit == "sentence",
-                                            whole_units=unit == "sentence"))
+    g.add_node("accept", common.make_accept(parts, count_sentences=unit == "sentence"))
     g.add_node("previous_query", passive.previous_query)
     g.add_node("retrieve", common.make_retrieve(parts))
     g.add_edge("generate", "accept")

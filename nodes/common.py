@@ -201,7 +201,8 @@ def unit_update(gen: Generation, **extra: Any) -> Update:
     """The state update of a generated unit."""
     tokens = [(t.text, t.prob, t.start) for t in gen.tokens]
     return {"step": {"sentence": gen.text, "sentence_tokens": tokens,
-                     "sentence_finished": gen.finished, **extra}, **lm_cost(gen)}
+                     "sentence_finished": gen.finished, "sentence_complete": gen.complete,
+                     **extra}, **lm_cost(gen)}
 
 
 def make_generate(parts: Parts, unit: Unit = "sentence", prompt: PromptFn = answer_prompt) -> Node:
@@ -235,15 +236,13 @@ def _trace(state: FlareState, step: Step, text: str) -> StepTrace:
     }
 
 
-def make_accept(parts: Parts, *, count_sentences: bool = True, whole_units: bool = True,
-                final_only: bool = False, carry: Callable[[Step], Step] | None = None) -> Node:
+def make_accept(parts: Parts, *, count_sentences: bool = True, final_only: bool = False,
+                carry: Callable[[Step], Step] | None = None) -> Node:
     """Make the node that appends the decided unit (and its suffix) to the answer and traces it.
 
     The answer ends with the sentence that gives the answer ("So the answer is ..."), at the
     model's end of output, or at the caps (max_answer_tokens, max_sentences).
     count_sentences: max_sentences counts these units (windows count tokens only).
-    whole_units: a unit ends with a complete sentence (not so for fixed-length windows, whose
-    last sentence is complete only when the model stopped).
     final_only: only "final answer is" ends the answer (self-ask).
     carry: what of the step the next step starts with (emitted queries, kept documents).
     """
@@ -254,17 +253,19 @@ def make_accept(parts: Parts, *, count_sentences: bool = True, whole_units: bool
         suffix = step.get("suffix", "")
         if "sentence" in step:
             text, finished = step["sentence"], step.get("sentence_finished", False)
+            complete = finished or step.get("sentence_complete", False)
             tokens = step.get("sentence_tokens", [])
         else:
             text, finished = step.get("draft", ""), step.get("finished", False)
+            complete = finished or step.get("complete", False)
             tokens = step.get("tokens", [])
         before = state.get("answer", "")
         answer = before + text
         answered = False
         if find_answer(answer, final_only) is not None and not step.get("searched"):
             splitter = await parts.splitter_for(ctx)
-            end = answer_end(answer, splitter.spans(answer), whole_units or finished,
-                             final_only)
+            # a unit whose budget ran out may end inside the answer sentence (windows)
+            end = answer_end(answer, splitter.spans(answer), complete, final_only)
             if end is not None:
                 answered = True
                 text = answer[len(before):max(end, len(before))]

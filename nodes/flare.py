@@ -32,7 +32,7 @@ def make_draft(parts: Parts) -> Node:
         gen = await generate_unit(parts, state, runtime.context, "sentence", docs)
         tokens = [(t.text, t.prob, t.start) for t in gen.tokens]
         return {"step": {"draft": gen.text, "tokens": tokens, "finished": gen.finished,
-                         "seen": docs}, **lm_cost(gen)}
+                         "complete": gen.complete, "seen": docs}, **lm_cost(gen)}
 
     return draft
 

@@ -184,8 +184,8 @@ def answer_end(text: str, spans: Sequence[tuple[int, int]], complete: bool,
     COMPLETE, no line break after it).
     """
     match = find_answer(text, final_only)
-    if match is None:
-        return None
+    if match is None or not match.group(1).strip():
+        return None  # "So the answer is" with the answer still to come
     for i, (_, end) in enumerate(spans):
         if end > match.start():
             if complete or i + 1 < len(spans) or "\n" in text[end:]:

@@ -69,7 +69,8 @@ class ScriptedLM:
             end = len(text) if end is None else end
         finished = ended in ("eos", "stop") and end >= len(text.rstrip())
         return Generation(text[:end], [t for t in tokens if t.start < end], finished,
-                          len(tokens), stop_reason, len(prompt.split()), prompt)
+                          len(tokens), stop_reason, len(prompt.split()), prompt,
+                          complete=finished or ended == "cut")
 
     async def token_ids(self, text: str) -> list[int]:
         return [1000 + ord(ch) for ch in text]

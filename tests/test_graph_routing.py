@@ -277,3 +277,12 @@ def test_context_rejects_out_of_range_settings():
     assert FlareContext(prompt_set="paper").exemplars_retrieve is True
     assert FlareContext().exemplars_retrieve is False
     assert FlareContext(prompt_set="paper", exemplar_retrieval=False).exemplars_retrieve is False
+
+
+async def test_a_sentence_cut_short_by_its_budget_is_continued():
+    lm = ScriptedLM([sentence("So the answer is Edward L. Cahn."),
+                     [(" Cahn.", 0.95), EOS]])
+    out = await run(lm, theta=0.5, max_sentence_tokens=6)
+    # six tokens end in the middle of the answer sentence: the next draft completes it
+    assert out["answer"] == "So the answer is Edward L. Cahn."
+    assert len(lm.prompts) == 2

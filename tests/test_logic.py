@@ -196,3 +196,11 @@ def test_answer_end_skips_a_sentence_that_ends_where_the_answer_starts():
     text = "So the answer is Kelmor. More."
     # spans given by a splitter that cut before "answer": the first ends at its start
     assert answer_end(text, [(0, 7), (7, 24), (25, 30)], complete=False) == 24
+
+
+def test_an_answer_sentence_needs_an_answer():
+    assert answer_end("So the answer is", [(0, 16)], complete=True) is None
+    assert answer_end("So the answer is .", [(0, 18)], complete=True) == 18
+    assert answer_end("So the final answer is: Kelmor.", [(0, 31)], True, final_only=True) == 31
+    assert answer_end("The answer is x. More", [(0, 16), (17, 21)], False,
+                      final_only=True) is None

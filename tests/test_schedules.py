@@ -284,3 +284,17 @@ async def test_exemplar_documents_follow_an_ingest(monkeypatch):
     await graph.ainvoke({"question": QUESTION}, context=ctx)
     assert "[1] Vesk: The Ora flows through Vesk." not in lm.prompts[0]
     assert "[1] Vesk: The Ora flows through Vesk." in lm.prompts[1]
+
+
+async def test_the_window_after_a_search_may_end_inside_the_answer():
+    lm = ScriptedLM([
+        sentence("Alpha was born in [Search(Alpha Beta birthplace)] x"),
+        [(" Kelmor.", 0.9), (" So", 0.9), (" the", 0.9), (" answer", 0.9), (" is", 0.9),
+         (" Edward", 0.9), (" L.", 0.9), (" Ca", 0.9), ("hn.", 0.9)],
+        [("hn.", 0.9), EOS],
+    ])
+    graph = build_instruct_graph(lm=lm, retriever=retriever())
+    out = await graph.ainvoke({"question": QUESTION}, context=FlareContext())
+    # the 8-token ban window ran out in the middle of the name; the answer goes on after it
+    assert out["answer"] == "Alpha was born in Kelmor. So the answer is Edward L. Cahn."
+    assert len(lm.prompts) == 3

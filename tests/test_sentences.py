@@ -37,3 +37,24 @@ def test_trained_parameters_round_trip(tmp_path):
 def test_missing_file_falls_back_to_untrained(tmp_path):
     s = SentenceSplitter.from_file(tmp_path / "absent.json")
     assert s.split("One. Two.") == ["One.", "Two."]
+
+
+def test_no_is_an_abbreviation_only_before_a_number():
+    splitter = SentenceSplitter()
+    assert splitter.split("So the answer is no. So the answer is no.") == [
+        "So the answer is no.", "So the answer is no."]
+    assert splitter.split("He was ranked No. 3 in the world. So") == [
+        "He was ranked No. 3 in the world.", "So"]
+    assert splitter.split("So the answer is Coolie No. 1. Then") == [
+        "So the answer is Coolie No. 1.", "Then"]
+    # a number on the next line stays apart
+    assert splitter.split("It is no.\n3 more") == ["It is no.", "3 more"]
+
+
+def test_the_fingerprint_covers_every_learned_parameter():
+    from nltk.tokenize.punkt import PunktParameters
+
+    plain, cased = PunktParameters(), PunktParameters()
+    cased.ortho_context["both"] = 2
+    assert SentenceSplitter(plain).fingerprint != SentenceSplitter(cased).fingerprint
+    assert SentenceSplitter(PunktParameters()).fingerprint == SentenceSplitter().fingerprint
