@@ -97,13 +97,19 @@ def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
             ax.errorbar(xs, [s[metric] * 100 for _, _, s in rows],
                         yerr=_error_bars([s for _, _, s in rows], metric), marker="o",
                         capsize=3, label=f"{metric.upper()} (95% interval)")
-        points: dict[tuple[float, float], list[str]] = {}
-        for x, (label, _, s) in zip(xs, rows, strict=True):
-            points.setdefault((round(x, 1), round(s["em"] * 100, 1)), []).append(
-                label.split("=")[1])
-        for (x, y), thetas in points.items():
-            ax.annotate("θ=" + ",".join(thetas), (x, y), textcoords="offset points",
-                        xytext=(0, 7), ha="center", fontsize=8)
+        # points within 5 percentage points of retrieval and at the same EM share a label
+        groups: list[list[tuple[float, float, str]]] = []
+        for x, (label, _, s) in sorted(zip(xs, rows, strict=True), key=lambda p: p[0]):
+            y, theta = round(s["em"] * 100, 1), label.split("=")[1]
+            if groups and x - groups[-1][-1][0] <= 5 and groups[-1][-1][1] == y:
+                groups[-1].append((x, y, theta))
+            else:
+                groups.append([(x, y, theta)])
+        for group in groups:
+            x, y, _ = group[0]
+            ax.annotate("θ=" + ",".join(t for _, _, t in group), (x, y),
+                        textcoords="offset points", xytext=(0, 7),
+                        ha="right" if x > 85 else "center", fontsize=8)
         ax.set_xlabel("sentences that retrieved (%)")
     elif name == "beta":
         modes: dict[str, list[tuple[float, dict[str, Any]]]] = {}
