@@ -12,7 +12,46 @@ def _env(name: str, default: str) -> str:
 
 
 @dataclass(kw_only=True)
-class FlareContext:
+class ServingContext:
+    """Where the LM and the documents come from, and how prompts are put: every method
+    family's context (FLARE's, REPLUG's) has these."""
+
+    k: int = 2
+    """Documents retrieved per retrieval."""
+    max_answer_tokens: int = 256
+    """Stop once the answer holds this many tokens (the authors' max generation length)."""
+    exemplar_retrieval: bool | None = None
+    """Give each exemplar the documents retrieved with its own question (Table 7, Appendix B).
+    None: on for the paper's 2WikiMultihopQA exemplars (prompt_set "paper"), off otherwise."""
+    prompt_set: Literal["default", "paper", "paper-strategyqa", "paper-asqa"] = "default"
+    """Exemplars: the library's own, or the paper's for 2Wiki, StrategyQA or ASQA (read from
+    $ACTIVERAG_DATA at run time, never copied)."""
+    base_url: str = _env("ACTIVERAG_BASE_URL", "http://127.0.0.1:8765/v1")
+    """OpenAI-compatible (vLLM) endpoint."""
+    model: str = _env("ACTIVERAG_MODEL", "")
+    """Served model name; empty: the one the server serves."""
+    prompt_format: Literal["chatml", "plain"] = "chatml"
+    """chatml for ChatML-templated instruct models (SmolLM2, Qwen); plain for base models."""
+    retriever: Literal["bm25", "chroma"] = "bm25"
+    """Which store of the corpus answers queries (the paper uses BM25)."""
+    store_dir: str = _env("ACTIVERAG_STORE_DIR", "")
+    """Corpus folder; empty: the default under ACTIVERAG_HOME."""
+
+    @property
+    def exemplars_retrieve(self) -> bool:
+        """Whether exemplars carry retrieved documents in this run."""
+        if self.exemplar_retrieval is None:
+            return self.prompt_set == "paper"
+        return self.exemplar_retrieval
+
+    def _check(self) -> None:
+        for name in ("k", "max_answer_tokens"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+
+
+@dataclass(kw_only=True)
+class FlareContext(ServingContext):
     """Thresholds, limits, model and endpoint of one run; defaults follow FLARE Table 9 (2Wiki)."""
 
     theta: float = 0.8
@@ -38,16 +77,11 @@ class FlareContext:
     """The last retrieved documents stay in every later prompt, look-ahead drafts included,
     until the next retrieval replaces them (§2.3; what the authors' code ran). False: only the
     regenerated sentence sees them."""
-    exemplar_retrieval: bool | None = None
-    """Give each exemplar the documents retrieved with its own question (Table 7, Appendix B).
-    None: on for the paper's 2WikiMultihopQA exemplars (prompt_set "paper"), off otherwise."""
     max_sentences: int | None = None
     """Stop after this many accepted sentences (None: only max_answer_tokens caps the answer,
     the same cap for every method)."""
     max_sentence_tokens: int = 64
     """Token budget of one sentence (the paper generates 64 tokens per step)."""
-    max_answer_tokens: int = 256
-    """Stop once the answer holds this many tokens (the authors' max generation length)."""
     max_question_tokens: int = 32
     """Token budget of one generated question (explicit query formulation)."""
     combine_retrieval: bool = False
@@ -60,34 +94,15 @@ class FlareContext:
     """FLARE-instruct: logit bias added to "[" (Appendix A)."""
     search_ban_tokens: int = 8
     """FLARE-instruct: tokens generated with "[" forbidden right after a search."""
-    prompt_set: Literal["default", "paper", "paper-strategyqa", "paper-asqa"] = "default"
-    """Exemplars: the library's own, or the paper's for 2Wiki, StrategyQA or ASQA (read from
-    $ACTIVERAG_DATA at run time, never copied)."""
-    base_url: str = _env("ACTIVERAG_BASE_URL", "http://127.0.0.1:8765/v1")
-    """OpenAI-compatible (vLLM) endpoint."""
-    model: str = _env("ACTIVERAG_MODEL", "")
-    """Served model name; empty: the one the server serves."""
-    prompt_format: Literal["chatml", "plain"] = "chatml"
-    """chatml for ChatML-templated instruct models (SmolLM2, Qwen); plain for base models."""
-    retriever: Literal["bm25", "chroma"] = "bm25"
-    """Which store of the corpus answers queries (the paper uses BM25)."""
-    store_dir: str = _env("ACTIVERAG_STORE_DIR", "")
-    """Corpus folder; empty: the default under ACTIVERAG_HOME."""
-
-    @property
-    def exemplars_retrieve(self) -> bool:
-        """Whether exemplars carry retrieved documents in this run."""
-        if self.exemplar_retrieval is None:
-            return self.prompt_set == "paper"
-        return self.exemplar_retrieval
 
     def __post_init__(self) -> None:
         for name in ("theta", "beta"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {value}")
-        for name in ("k", "max_sentence_tokens", "max_answer_tokens", "max_question_tokens",
-                     "window_tokens", "search_ban_tokens"):
+        self._check()
+        for name in ("max_sentence_tokens", "max_question_tokens", "window_tokens",
+                     "search_ban_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.max_sentences is not None and self.max_sentences < 1:
@@ -96,3 +111,32 @@ class FlareContext:
             raise ValueError(f"span_merge_gap must be 0 or more, got {self.span_merge_gap}")
         if self.query_tokens < -1:
             raise ValueError(f"query_tokens must be -1, 0 or positive, got {self.query_tokens}")
+
+
+@dataclass(kw_only=True)
+class ReplugContext(ServingContext):
+    """Settings of one REPLUG run (Shi et al. 2023): how many documents, how they are weighted
+    and how their next-token distributions are ensembled."""
+
+    k: int = 10
+    """Documents ensembled (the paper's top-10)."""
+    ensemble: Literal["token", "agree", "vote", "rescore"] = "agree"
+    """token: Eq. 2 at every position, one request per document and token; agree: the same
+    tokens, each document looking ahead `lookahead` tokens while they agree; vote: the released
+    code's answer-level vote; rescore: Eq. 2 exactly on the documents' greedy answers."""
+    tau: float | None = None
+    """λ = softmax(s / τ). None: τ = 1 on the store's scores, which is Eq. 2 for Chroma's
+    cosine; BM25's raw scores are first divided by the top one, since their scale (tens)
+    would make λ one-hot."""
+    lookahead: int = 8
+    """agree: greedy tokens each document proposes per round."""
+    top_logprobs: int = 20
+    """Top-N next-token log-probabilities per document and position (vLLM allows 20)."""
+
+    def __post_init__(self) -> None:
+        self._check()
+        if self.tau is not None and self.tau <= 0:
+            raise ValueError(f"tau must be positive, got {self.tau}")
+        for name in ("lookahead", "top_logprobs"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")

@@ -15,7 +15,7 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
-from activerag.context import FlareContext
+from activerag.context import FlareContext, ServingContext
 from activerag.errors import ActiveRagError, EmptyQuestion
 from activerag.lm import CutFn, Generation
 from activerag.metrics import find_answer
@@ -33,7 +33,7 @@ TaskKind = Literal["cot", "self_ask"]
 RUNAWAY = 8
 
 
-def task_for(ctx: FlareContext, kind: TaskKind = "cot") -> Task:
+def task_for(ctx: ServingContext, kind: TaskKind = "cot") -> Task:
     """The run's task and exemplars: the library's own or the paper's (without documents)."""
     if ctx.prompt_set == "default":
         return COT_TASK if kind == "cot" else SELF_ASK_TASK
@@ -49,7 +49,7 @@ def task_for(ctx: FlareContext, kind: TaskKind = "cot") -> Task:
     return paper_task("strategyqa" if ctx.prompt_set == "paper-strategyqa" else "asqa")
 
 
-async def shots(parts: Parts, ctx: FlareContext, kind: TaskKind = "cot") -> Task:
+async def shots(parts: Parts, ctx: ServingContext, kind: TaskKind = "cot") -> Task:
     """The run's task; its exemplars carry the documents retrieved with their own questions
     when the run asks for it (Table 7: on for the paper's 2WikiMultihopQA exemplars)."""
     task = task_for(ctx, kind)

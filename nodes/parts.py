@@ -10,10 +10,11 @@ from pathlib import Path
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
-from activerag.context import FlareContext
+from activerag.context import ServingContext
 from activerag.lm import LM, VLLMClient
 from activerag.sentences import SentenceSplitter
 from activerag.settings import Settings
+from activerag.token_lm import TokenLM, VLLMTokens
 
 _lock = threading.Lock()
 _lms: dict[tuple[str, str, str], LM] = {}
@@ -55,12 +56,13 @@ class Parts:
     lm: LM | None = None
     retriever: BaseRetriever | None = None
     splitter: SentenceSplitter | None = None
+    token_lm: TokenLM | None = None
     memo: dict[tuple[object, ...], object] = field(default_factory=dict, repr=False)
     """What the nodes derive once per corpus (the exemplars' documents), by their own keys."""
 
     # Making a component reads files or asks the server, so it runs off the event loop.
 
-    async def lm_for(self, ctx: FlareContext) -> LM:
+    async def lm_for(self, ctx: ServingContext) -> LM:
         """The given LM, or a cached vLLM client for the context's endpoint and model."""
         if self.lm is not None:
             return self.lm
@@ -72,21 +74,31 @@ class Parts:
             lm = await asyncio.to_thread(_lm, ctx.base_url, ctx.model, cache_file)
         return lm
 
-    async def retriever_for(self, ctx: FlareContext) -> BaseRetriever:
+    async def token_lm_for(self, ctx: ServingContext) -> TokenLM:
+        """The given token-level LM, or one for the context's endpoint (the served model)."""
+        if self.token_lm is not None:
+            return self.token_lm
+        key = ("token_lm", ctx.base_url, ctx.model)
+        if key not in self.memo:
+            model = (await self.lm_for(ctx)).model
+            self.memo.setdefault(key, VLLMTokens(ctx.base_url, model))
+        return self.memo[key]  # type: ignore[return-value]
+
+    async def retriever_for(self, ctx: ServingContext) -> BaseRetriever:
         """The given retriever, or one over the context's corpus and store."""
         if self.retriever is not None:
             return self.retriever
         corpus = await asyncio.to_thread(_corpus, ctx.store_dir)
         return await asyncio.to_thread(corpus.retriever, ctx.retriever, ctx.k)
 
-    async def splitter_for(self, ctx: FlareContext) -> SentenceSplitter:
+    async def splitter_for(self, ctx: ServingContext) -> SentenceSplitter:
         """The given splitter, or Punkt trained on the context's corpus."""
         if self.splitter is not None:
             return self.splitter
         corpus = await asyncio.to_thread(_corpus, ctx.store_dir)
         return await asyncio.to_thread(corpus.splitter)
 
-    async def search(self, ctx: FlareContext, query: str) -> list[Document]:
+    async def search(self, ctx: ServingContext, query: str) -> list[Document]:
         """The top ctx.k documents for QUERY."""
         docs = await (await self.retriever_for(ctx)).ainvoke(query)
         return list(docs)[: ctx.k]

@@ -1,0 +1,163 @@
+"""Token-level access to the served LM, for ensembles that mix next-token distributions.
+
+REPLUG (Eq. 2) needs, per document, the top-N next-token log-probabilities at every position of
+a shared continuation, and the log-probability of a given text. vLLM's completion endpoint
+serves both: prompts go as token ids (so every document continues the same tokens), tokens come
+back as ids (`return_tokens_as_token_ids`), and `echo` with `max_tokens=0` scores a text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+
+from activerag.errors import (
+    ActiveRagError,
+    LMServerUnreachable,
+    ModelMismatch,
+    NoLogprobs,
+    PromptTooLong,
+)
+from activerag.lm import LMServerError
+
+_ID_PREFIX = "token_id:"
+
+
+@dataclass(frozen=True)
+class Position:
+    """One generated position: the server's greedy token and the top-N distribution there."""
+
+    token: int
+    logprob: float
+    top: dict[int, float]
+    """Token id -> natural-log probability, the N most likely tokens."""
+
+
+@dataclass
+class Steps:
+    """What one greedy look-ahead request returned."""
+
+    positions: list[Position]
+    ended: bool
+    """The model ended its output (end of sequence) after the last position."""
+    prompt_tokens: int = 0
+
+
+class TokenLM(Protocol):
+    """What a token-level ensemble needs of an LM; VLLMTokens and the tests' scripted one."""
+
+    model: str
+
+    async def tokenize(self, text: str) -> list[int]: ...
+
+    async def detokenize(self, ids: Sequence[int]) -> str: ...
+
+    async def steps(self, prompt: Sequence[int], max_tokens: int, top: int) -> Steps:
+        """Greedy continuation of PROMPT, MAX_TOKENS at most, with the TOP-N at each position."""
+        ...
+
+    async def score(self, prompt: Sequence[int], continuation: Sequence[int]) -> list[float]:
+        """Natural-log probability of each CONTINUATION token after PROMPT."""
+        ...
+
+
+def _token_id(key: str) -> int:
+    if not key.startswith(_ID_PREFIX):
+        raise ActiveRagError(f"the server returned token {key!r}, not an id; it must honour "
+                             "return_tokens_as_token_ids (vLLM's OpenAI-compatible server does)")
+    return int(key.removeprefix(_ID_PREFIX))
+
+
+@dataclass
+class VLLMTokens:
+    """Token-level requests to a vLLM OpenAI-compatible server."""
+
+    base_url: str
+    model: str
+    timeout: float = 300.0
+    _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = field(
+        default_factory=weakref.WeakKeyDictionary, repr=False)
+
+    def _client(self) -> httpx.AsyncClient:
+        """One HTTP pool per event loop (a pool is bound to the loop that made it)."""
+        loop = asyncio.get_running_loop()
+        if loop not in self._clients:
+            self._clients[loop] = httpx.AsyncClient(timeout=self.timeout)
+        return self._clients[loop]
+
+    async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        url = self.base_url.rstrip("/").removesuffix("/v1") + path
+        try:
+            resp = await self._client().post(url, json={"model": self.model, **body})
+        except httpx.HTTPError as exc:
+            raise LMServerUnreachable(
+                f"the LM server at {self.base_url} is unreachable ({exc!r}); start it with "
+                "`activerag serve` or pass the URL of a running vLLM server") from exc
+        if resp.status_code >= 500:
+            raise LMServerError(f"the LM server at {self.base_url} failed ({resp.status_code}: "
+                                f"{resp.text[:300]}); retrying may help")
+        if resp.status_code == 404:
+            raise ModelMismatch(f"the server at {self.base_url} does not serve {self.model!r} "
+                                f"or has no {path} ({resp.text[:300]})")
+        if resp.status_code >= 400:
+            text = resp.text[:500]
+            if "context length" in text or "maximum" in text and "token" in text:
+                raise PromptTooLong(f"the prompt does not fit the context window of "
+                                    f"{self.model!r}: {text}. Retrieve fewer or shorter "
+                                    "documents, or serve the model with a larger --max-model-len")
+            raise ActiveRagError(f"the LM server rejected the request ({resp.status_code}): "
+                                 f"{text}")
+        return dict(resp.json())
+
+    async def tokenize(self, text: str) -> list[int]:
+        out = await self._post("/tokenize", {"prompt": text, "add_special_tokens": False})
+        return list(out["tokens"])
+
+    async def detokenize(self, ids: Sequence[int]) -> str:
+        if not ids:
+            return ""
+        out = await self._post("/detokenize", {"tokens": list(ids)})
+        return str(out["prompt"])
+
+    async def steps(self, prompt: Sequence[int], max_tokens: int, top: int) -> Steps:
+        out = await self._post("/v1/completions", {
+            "prompt": list(prompt), "max_tokens": max_tokens, "temperature": 0.0,
+            "logprobs": top, "return_tokens_as_token_ids": True})
+        choice = out["choices"][0]
+        lp = choice.get("logprobs")
+        if not lp or not lp.get("top_logprobs"):
+            if choice.get("text"):
+                raise NoLogprobs(f"the server at {self.base_url} returned text without top "
+                                 "logprobs; REPLUG needs them (vLLM: --max-logprobs >= 20)")
+            return Steps([], choice.get("finish_reason") == "stop")
+        positions = []
+        for key, logprob, tops in zip(lp["tokens"], lp["token_logprobs"], lp["top_logprobs"],
+                                      strict=True):
+            if len(tops) < top:
+                raise NoLogprobs(
+                    f"the server at {self.base_url} returned {len(tops)} top logprobs where "
+                    f"{top} were asked; start vLLM with --max-logprobs {top} or lower top_logprobs")
+            positions.append(Position(_token_id(key), float(logprob),
+                                      {_token_id(k): float(v) for k, v in tops.items()}))
+        usage = out.get("usage") or {}
+        return Steps(positions, choice.get("finish_reason") == "stop",
+                     int(usage.get("prompt_tokens", 0)))
+
+    async def score(self, prompt: Sequence[int], continuation: Sequence[int]) -> list[float]:
+        out = await self._post("/v1/completions", {
+            "prompt": [*prompt, *continuation], "max_tokens": 0, "echo": True, "logprobs": 1,
+            "return_tokens_as_token_ids": True})
+        lp = out["choices"][0].get("logprobs")
+        if not lp:
+            raise NoLogprobs(f"the server at {self.base_url} does not echo prompt logprobs; "
+                             "REPLUG's scoring needs vLLM's echo with logprobs")
+        values = lp["token_logprobs"][len(prompt):]
+        if len(values) != len(continuation) or any(v is None for v in values):
+            raise ActiveRagError(f"the server scored {len(values)} tokens of a "
+                                 f"{len(continuation)}-token continuation")
+        return [float(v) for v in values]

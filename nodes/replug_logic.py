@@ -1,0 +1,113 @@
+"""Pure decisions of REPLUG (Shi et al. 2023): document weights, the mixture of next-token
+distributions known only by their top entries, answer votes, and bits per byte."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from activerag.metrics import normalize
+
+# One document's view of one position: the top tokens (id -> natural-log probability).
+Top = Mapping[int, float]
+
+
+def doc_weights(scores: Sequence[float], tau: float) -> list[float]:
+    """REPLUG Eq. 2: λ(d, x) = softmax over the retrieved documents of s(d, x) / τ."""
+    if not scores:
+        return []
+    if tau <= 0:
+        raise ValueError(f"tau must be positive, got {tau}")
+    top = max(scores)
+    exps = [math.exp((s - top) / tau) for s in scores]
+    total = sum(exps)
+    return [e / total for e in exps]
+
+
+def logsumexp(values: Sequence[float]) -> float:
+    """log Σ e^v, stable; -inf for no values."""
+    finite = [v for v in values if v != -math.inf]
+    if not finite:
+        return -math.inf
+    top = max(finite)
+    return top + math.log(sum(math.exp(v - top) for v in finite))
+
+
+def mixture_logprob(logprobs: Sequence[float], weights: Sequence[float]) -> float:
+    """log Σ_d λ_d p_d(y): the ensemble's log-probability of one token (Eq. 2)."""
+    return logsumexp([math.log(w) + lp for w, lp in zip(weights, logprobs, strict=True)
+                      if w > 0])
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The ensemble's token at one position, and how sure the top-k view makes it."""
+
+    token: int
+    low: float
+    """Lower bound of its mixture probability (what the documents' top entries show)."""
+    high: float
+    """Upper bound of its mixture probability."""
+    rival_high: float
+    """The highest upper bound of any other token, seen or unseen."""
+
+    @property
+    def certified(self) -> bool:
+        """No other token can have a higher mixture probability: the choice is exact."""
+        return self.low >= self.rival_high
+
+
+def choose(tops: Sequence[Top], weights: Sequence[float]) -> Choice:
+    """REPLUG Eq. 2 at one position from each document's top-N next-token log-probabilities.
+
+    A token outside a document's top N has at most min(that document's N-th probability,
+    the mass its top N leave), so each token gets a lower bound (the documents that list it)
+    and an upper bound (plus that cap for the documents that do not). The choice is the
+    token with the highest lower bound; it is certified when its lower bound reaches every
+    other token's upper bound, a token no document lists included.
+    """
+    if not tops or len(tops) != len(weights):
+        raise ValueError("choose needs one top-N view per weighted document")
+    caps = []
+    for top in tops:
+        if not top:
+            raise ValueError("a document's view of a position is empty")
+        probs = [math.exp(lp) for lp in top.values()]
+        caps.append(min(min(probs), max(0.0, 1.0 - sum(probs))))
+    low: dict[int, float] = {}
+    for top, weight in zip(tops, weights, strict=True):
+        for token, lp in top.items():
+            low[token] = low.get(token, 0.0) + weight * math.exp(lp)
+    views = list(zip(tops, weights, caps, strict=True))
+    missing_cap = {token: sum(w * cap for top, w, cap in views if token not in top)
+                   for token in low}
+    unseen = sum(w * cap for _, w, cap in views)
+    # ties go to the smaller id, so the choice never depends on dictionary order
+    best = min(low, key=lambda t: (-low[t], t))
+    rival = max([unseen, *(low[t] + missing_cap[t] for t in low if t != best)])
+    return Choice(best, low[best], low[best] + missing_cap[best], rival)
+
+
+def vote(answers: Sequence[str], doc_weights_: Sequence[float],
+         mean_logprobs: Sequence[float]) -> str:
+    """The released REPLUG code's answer-level rule: each document's greedy answer weighs
+    λ_d · exp(its mean token log-probability); weights add up per normalised answer."""
+    totals: dict[str, float] = {}
+    first: dict[str, str] = {}
+    for answer, weight, mean_lp in zip(answers, doc_weights_, mean_logprobs, strict=True):
+        key = normalize(answer)
+        totals[key] = totals.get(key, 0.0) + weight * math.exp(mean_lp)
+        first.setdefault(key, answer)
+    if not totals:
+        return ""
+    best = max(totals, key=lambda k: (totals[k], -list(totals).index(k)))
+    return first[best]
+
+
+def bits_per_byte(token_logprobs: Sequence[float], text: str) -> float:
+    """−Σ log2 p(y_t) over the UTF-8 bytes of TEXT (the Pile's bits per byte, Table 1)."""
+    n_bytes = len(text.encode("utf-8"))
+    if n_bytes == 0:
+        raise ValueError("bits per byte of an empty text")
+    return -sum(token_logprobs) / math.log(2) / n_bytes

@@ -1,0 +1,94 @@
+"""REPLUG's pure decisions with small literal inputs and hand-computed values."""
+
+import math
+
+import pytest
+
+from activerag.nodes.replug_logic import (
+    bits_per_byte,
+    choose,
+    doc_weights,
+    logsumexp,
+    mixture_logprob,
+    vote,
+)
+
+L = math.log
+
+
+def test_weights_are_a_softmax_of_scores_over_tau():
+    assert doc_weights([1.0, 2.0], 1.0) == pytest.approx([1 / (1 + math.e), math.e / (1 + math.e)])
+    # a larger tau flattens, a smaller one sharpens
+    assert doc_weights([1.0, 2.0], 10.0)[1] == pytest.approx(1 / (1 + math.exp(-0.1)))
+    assert doc_weights([1.0, 2.0], 0.01)[1] == pytest.approx(1.0)
+    assert doc_weights([5.0, 5.0, 5.0], 1.0) == pytest.approx([1 / 3] * 3)
+    assert doc_weights([], 1.0) == []
+    # large raw scores do not overflow
+    assert doc_weights([1000.0, 999.0], 1.0)[0] == pytest.approx(math.e / (1 + math.e))
+    with pytest.raises(ValueError, match="tau"):
+        doc_weights([1.0], 0.0)
+
+
+def test_logsumexp_and_the_mixture_of_one_token():
+    assert logsumexp([L(0.2), L(0.3)]) == pytest.approx(L(0.5))
+    assert logsumexp([]) == -math.inf
+    assert logsumexp([-math.inf, L(0.5)]) == pytest.approx(L(0.5))
+    assert mixture_logprob([L(0.2), L(0.6)], [0.5, 0.5]) == pytest.approx(L(0.4))
+    assert mixture_logprob([L(0.2), L(0.6)], [1.0, 0.0]) == pytest.approx(L(0.2))
+
+
+def test_a_choice_is_certified_when_no_rival_can_beat_it():
+    # A lists 1 (0.6) and 2 (0.3): an unlisted token has at most min(0.3, 0.1) = 0.1;
+    # B lists 2 (0.5) and 3 (0.4): at most min(0.4, 0.1) = 0.1.
+    choice = choose([{1: L(0.6), 2: L(0.3)}, {2: L(0.5), 3: L(0.4)}], [0.5, 0.5])
+    assert choice.token == 2
+    assert choice.low == pytest.approx(0.4) and choice.high == pytest.approx(0.4)
+    # token 1 could reach 0.3 + 0.5 * 0.1 = 0.35
+    assert choice.rival_high == pytest.approx(0.35)
+    assert choice.certified
+
+
+def test_a_choice_that_a_rival_could_beat_is_not_certified():
+    # caps: A min(0.2, 0.3) = 0.2, B min(0.3, 0.25) = 0.25
+    choice = choose([{1: L(0.5), 2: L(0.2)}, {2: L(0.45), 3: L(0.3)}], [0.5, 0.5])
+    assert choice.token == 2 and choice.low == pytest.approx(0.325)
+    # token 1 has 0.25 and could have 0.125 more from B
+    assert choice.rival_high == pytest.approx(0.375)
+    assert not choice.certified
+
+
+def test_an_unseen_token_can_be_the_rival():
+    # each document lists one token at 0.3, leaving 0.7 unlisted: anything may hide there
+    choice = choose([{1: L(0.3)}, {2: L(0.3)}], [0.5, 0.5])
+    assert choice.token == 1  # the tie goes to the smaller id
+    assert (choice.low, choice.high) == pytest.approx((0.15, 0.3))
+    assert choice.rival_high == pytest.approx(0.3)  # token 2: 0.15 + 0.5 * 0.3; unseen: 0.3
+    assert not choice.certified
+
+
+def test_weights_decide_between_documents():
+    tops = [{1: L(0.9), 2: L(0.05)}, {2: L(0.9), 1: L(0.05)}]
+    assert choose(tops, [0.8, 0.2]).token == 1
+    assert choose(tops, [0.2, 0.8]).token == 2
+
+
+def test_choose_refuses_what_it_cannot_mix():
+    with pytest.raises(ValueError, match="one top-N view per weighted document"):
+        choose([{1: 0.0}], [0.5, 0.5])
+    with pytest.raises(ValueError, match="empty"):
+        choose([{}], [1.0])
+
+
+def test_vote_sums_weights_per_normalised_answer():
+    # Paris: 0.3 * 0.5 + 0.3 * 0.5 = 0.3; Lyon: 0.4 * 0.9 = 0.36
+    assert vote(["Paris", "paris.", "Lyon"], [0.3, 0.3, 0.4], [L(0.5), L(0.5), L(0.9)]) == "Lyon"
+    # Lyon: 0.4 * 0.5 = 0.2 < 0.3: the first spelling of the winner is returned
+    assert vote(["Paris", "paris.", "Lyon"], [0.3, 0.3, 0.4], [L(0.5), L(0.5), L(0.5)]) == "Paris"
+    assert vote([], [], []) == ""
+
+
+def test_bits_per_byte():
+    assert bits_per_byte([L(0.5)] * 4, "abcd") == pytest.approx(1.0)
+    assert bits_per_byte([L(0.25)], "é") == pytest.approx(1.0)  # 2 bits over 2 bytes
+    with pytest.raises(ValueError, match="empty"):
+        bits_per_byte([], "")
