@@ -111,3 +111,38 @@ def bits_per_byte(token_logprobs: Sequence[float], text: str) -> float:
     if n_bytes == 0:
         raise ValueError("bits per byte of an empty text")
     return -sum(token_logprobs) / math.log(2) / n_bytes
+
+
+@dataclass(frozen=True)
+class Decided:
+    """The tokens one round of look-ahead decides, with what the ensemble knew of each."""
+
+    tokens: list[int]
+    low: list[float]
+    """Lower bound of each token's mixture probability."""
+    certified: list[bool]
+
+
+def decide_round(proposals: Sequence[Sequence[tuple[int, Top]]],
+                 weights: Sequence[float]) -> Decided:
+    """Eq. 2 along the documents' greedy look-aheads, as far as they stay valid.
+
+    PROPOSALS[d] is document d's greedy continuation of the shared prefix: (its token, its
+    top-N) per position. Position t's distributions are all conditioned on the same prefix
+    only while every document's own tokens before t equal the tokens chosen; so the round
+    decides positions in order and stops after the first one where some document's own
+    token differs from the mixture's choice (or where a look-ahead ends). With one position
+    per proposal this is Eq. 2 token by token; with more, the same tokens in fewer requests.
+    """
+    tokens: list[int] = []
+    low: list[float] = []
+    certified: list[bool] = []
+    length = min((len(p) for p in proposals), default=0)
+    for t in range(length):
+        choice = choose([p[t][1] for p in proposals], weights)
+        tokens.append(choice.token)
+        low.append(choice.low)
+        certified.append(choice.certified)
+        if any(p[t][0] != choice.token for p in proposals):
+            break
+    return Decided(tokens, low, certified)

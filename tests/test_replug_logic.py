@@ -92,3 +92,29 @@ def test_bits_per_byte():
     assert bits_per_byte([L(0.25)], "é") == pytest.approx(1.0)  # 2 bits over 2 bytes
     with pytest.raises(ValueError, match="empty"):
         bits_per_byte([], "")
+
+
+def test_a_round_decides_until_a_document_disagrees():
+    from activerag.nodes.replug_logic import decide_round
+
+    a = [(1, {1: L(0.9), 2: L(0.05)}), (5, {5: L(0.9), 6: L(0.05)}), (7, {7: L(0.9)})]
+    b = [(1, {1: L(0.8), 2: L(0.1)}), (6, {6: L(0.6), 5: L(0.3)}), (8, {8: L(0.9)})]
+    # position 0: both say 1; position 1: the mixture picks 5 (0.5*0.9 + 0.5*0.3 = 0.6 vs
+    # 0.5*0.05 + 0.5*0.6 = 0.325), which b did not generate: b's position 2 is void
+    decided = decide_round([a, b], [0.5, 0.5])
+    assert decided.tokens == [1, 5]
+    assert decided.low == pytest.approx([0.85, 0.6])
+    assert decided.certified == [True, True]
+    # weighted towards b, the mixture follows b's token, which a did not generate
+    assert decide_round([a, b], [0.1, 0.9]).tokens == [1, 6]
+
+
+def test_a_round_stops_where_a_look_ahead_ends():
+    from activerag.nodes.replug_logic import decide_round
+
+    a = [(1, {1: L(0.9)}), (2, {2: L(0.9)})]
+    b = [(1, {1: L(0.9)})]
+    assert decide_round([a, b], [0.5, 0.5]).tokens == [1]
+    assert decide_round([a, []], [0.5, 0.5]).tokens == []
+    # agreeing documents let a round decide every position they proposed
+    assert decide_round([a, a], [0.5, 0.5]).tokens == [1, 2]

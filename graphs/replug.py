@@ -1,0 +1,51 @@
+"""REPLUG (Shi et al. 2023): an ensemble over the retrieved documents, one Send branch each."""
+
+from __future__ import annotations
+
+from langchain_core.retrievers import BaseRetriever
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from activerag.context import ReplugContext
+from activerag.graphs.base import LM_RETRY
+from activerag.nodes import replug
+from activerag.nodes.parts import Parts
+from activerag.sentences import SentenceSplitter
+from activerag.state import FlareInput, ReplugOutput, ReplugState
+from activerag.token_lm import TokenLM
+
+ReplugGraph = CompiledStateGraph[ReplugState, ReplugContext, FlareInput, ReplugOutput]
+
+
+def build_replug_graph(
+    lm: TokenLM | None = None,
+    retriever: BaseRetriever | None = None,
+    splitter: SentenceSplitter | None = None,
+    *,
+    name: str = "replug",
+    checkpointer: Checkpointer = None,
+) -> ReplugGraph:
+    """Compile REPLUG: retrieve k scored documents, then round after round one look-ahead per
+    document (Send), the ensemble's tokens (Eq. 2), and a trace entry per complete sentence.
+
+    Unset components come from the run's context (endpoint, model, store).
+    """
+    parts = Parts(token_lm=lm, retriever=retriever, splitter=splitter)
+    g = StateGraph(ReplugState, context_schema=ReplugContext, input_schema=FlareInput,
+                   output_schema=ReplugOutput)
+    g.add_node("begin", replug.begin)
+    g.add_node("retrieve", replug.make_retrieve(parts), retry_policy=LM_RETRY)
+    g.add_node("propose", replug.make_propose(parts), retry_policy=LM_RETRY)
+    g.add_node("ensemble", replug.make_ensemble(parts), retry_policy=LM_RETRY)
+    g.add_node("accept", replug.make_accept(parts))
+    g.add_edge(START, "begin")
+    g.add_edge("begin", "retrieve")
+    g.add_conditional_edges("retrieve", replug.look_ahead, ["propose"])
+    g.add_edge("propose", "ensemble")
+    g.add_conditional_edges("ensemble", replug.route_after_ensemble, ["propose", "accept"])
+    g.add_conditional_edges("accept", replug.route_after_accept, ["propose", END])
+    return g.compile(name=name, checkpointer=checkpointer)
+
+
+graph = build_replug_graph()

@@ -1,0 +1,210 @@
+"""The nodes of REPLUG (Shi et al. 2023): documents with their weights, one look-ahead per
+document (a LangGraph Send branch each), the ensemble of their next-token distributions
+(Eq. 2), and the sentence-by-sentence acceptance the FLARE family uses too."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.documents import Document
+from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
+from langgraph.types import Overwrite, Send
+
+from activerag.context import ReplugContext
+from activerag.errors import ActiveRagError, EmptyQuestion
+from activerag.nodes.common import shots
+from activerag.nodes.logic import answer_end
+from activerag.nodes.parts import Parts
+from activerag.nodes.prompts import ANSWER_STOPS, answer_prompt
+from activerag.nodes.replug_logic import decide_round, doc_weights
+from activerag.state import COUNTERS, ReplugState, ReplugTrace
+from activerag.token_lm import TokenLM
+
+Update = dict[str, Any]
+# How the tokenizers of the served models write their special tokens (end of sequence or of a
+# turn); the detokenizer leaves them in, and an empty piece is one too.
+_SPECIAL = re.compile(r"|<\|[^|<>\s]+\|>|</s>|<eos>|<end_of_turn>")
+
+
+def weights_of(docs: Sequence[Document], ctx: ReplugContext) -> list[float]:
+    """λ(d, x) from the scores the store put on the documents (Eq. 2, see ReplugContext.tau)."""
+    scores = [float(d.metadata.get("score", 0.0)) for d in docs]
+    if ctx.tau is None and ctx.retriever == "bm25" and scores and max(scores) > 0:
+        top = max(scores)
+        scores = [s / top for s in scores]
+    return doc_weights(scores, ctx.tau or 1.0)
+
+
+def begin(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
+    """Check the question and start a clean run (a second run on a thread inherits nothing)."""
+    question = (state.get("question") or "").strip()
+    if not question:
+        raise EmptyQuestion("the question is empty; pass a non-empty 'question'")
+    return {"question": question, "answer_ids": [], "text": "", "sentences": 0, "offsets": [],
+            "lows": [],
+            "exact": [], "answer": "", "answer_tokens": 0, "done": False, "certified": 0.0,
+            "proposals": Overwrite([]), "trace": Overwrite([]),
+            "retrieved_titles": Overwrite([]), **{name: Overwrite(0) for name in COUNTERS}}
+
+
+def make_retrieve(parts: Parts) -> Any:
+    """Node: the k documents for x with their weights, and each document's prompt P(d, x)."""
+
+    async def retrieve(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
+        ctx = runtime.context
+        docs = await parts.search(ctx, state["question"])
+        if not docs:
+            raise ActiveRagError(f"no passage of the corpus matches {state['question']!r}; "
+                                 "REPLUG needs at least one document to ensemble")
+        lm = await parts.token_lm_for(ctx)
+        task = await shots(parts, ctx)
+        prompts = await asyncio.gather(*[
+            lm.tokenize(answer_prompt(state["question"], "", [d], ctx.prompt_format, task))
+            for d in docs])
+        return {"documents": docs, "weights": weights_of(docs, ctx), "prompts": list(prompts),
+                "retrievals": 1, "retrieval_steps": 1,
+                "retrieved_titles": [d.metadata.get("title", "") for d in docs]}
+
+    return retrieve
+
+
+def look_ahead(state: ReplugState, runtime: Runtime[ReplugContext]) -> list[Send]:
+    """Edge: one `propose` branch per document, each continuing the shared answer."""
+    ctx = runtime.context
+    n = 1 if ctx.ensemble == "token" else ctx.lookahead
+    n = max(1, min(n, ctx.max_answer_tokens - len(state.get("answer_ids", []))))
+    return [Send("propose", {"doc": i, "prompt": [*prompt, *state.get("answer_ids", [])],
+                             "n": n})
+            for i, prompt in enumerate(state.get("prompts", []))]
+
+
+def make_propose(parts: Parts) -> Any:
+    """Node (a Send branch): document d's greedy look-ahead with its top-N at each position."""
+
+    async def propose(branch: dict[str, Any], runtime: Runtime[ReplugContext]) -> Update:
+        ctx = runtime.context
+        lm = await parts.token_lm_for(ctx)
+        steps = await lm.steps(branch["prompt"], branch["n"], ctx.top_logprobs)
+        positions = [[p.token, sorted(p.top.items())] for p in steps.positions]
+        return {"proposals": [{"doc": branch["doc"], "positions": positions,
+                               "ended": steps.ended}],
+                "lm_calls": 1, "generated_tokens": len(positions),
+                "prompt_tokens": steps.prompt_tokens}
+
+    return propose
+
+
+async def _pieces(lm: TokenLM, tokens: Sequence[int]) -> list[str]:
+    return list(await asyncio.gather(*[lm.detokenize([t]) for t in tokens]))
+
+
+def _stop_at(text: str) -> int | None:
+    """Where a blank line or a new "Question:" ends the answer, if one does."""
+    hits = [text.find(stop) for stop in ANSWER_STOPS if stop in text]
+    return min(hits) if hits else None
+
+
+def make_ensemble(parts: Parts) -> Any:
+    """Node: Eq. 2 over this round's look-aheads (decide_round), then the stops.
+
+    The answer ends at an end-of-sequence token, a blank line or a new "Question:", the
+    sentence that gives the answer, or max_answer_tokens.
+    """
+
+    async def ensemble(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
+        ctx = runtime.context
+        lm = await parts.token_lm_for(ctx)
+        proposals = sorted(state.get("proposals", []), key=lambda p: p["doc"])
+        views = [[(tok, dict(top)) for tok, top in p["positions"]] for p in proposals]
+        decided = decide_round(views, state["weights"])
+        ended = not decided.tokens or all(
+            p["ended"] and len(p["positions"]) == len(decided.tokens) for p in proposals)
+        pieces = await _pieces(lm, decided.tokens)
+        # the token a document ended its output with, or any special token, ends the answer
+        ends = {p["positions"][-1][0] for p in proposals if p["ended"] and p["positions"]}
+        stops = [i for i, (t, piece) in enumerate(zip(decided.tokens, pieces, strict=True))
+                 if t in ends or _SPECIAL.fullmatch(piece)]
+        if stops:
+            cut = stops[0]
+            decided_tokens, pieces, ended = decided.tokens[:cut], pieces[:cut], True
+        else:
+            decided_tokens = decided.tokens
+        n = len(decided_tokens)
+        text, offsets = state.get("text", ""), list(state.get("offsets", []))
+        for piece in pieces:
+            offsets.append(len(text))
+            text += piece
+        ids = [*state.get("answer_ids", []), *decided_tokens]
+        stop = _stop_at(text)
+        if stop is not None:
+            text, ended = text[:stop], True
+        splitter = await parts.splitter_for(ctx)
+        end = answer_end(text, splitter.spans(text), ended)
+        if end is not None:
+            text, ended = text[:end], True
+        keep = sum(1 for o in offsets if o < len(text))
+        done = ended or keep >= ctx.max_answer_tokens
+        spans = splitter.spans(text)
+        return {"answer_ids": ids[:keep], "text": text, "offsets": offsets[:keep],
+                "sentences": len(spans) if done else max(0, len(spans) - 1),
+                "lows": [*state.get("lows", []), *decided.low[:n]][:keep],
+                "exact": [*state.get("exact", []), *decided.certified[:n]][:keep],
+                "proposals": Overwrite([]), "done": done}
+
+    return ensemble
+
+
+def _trace(state: ReplugState, index: int, start: int, end: int) -> ReplugTrace:
+    text, offsets = state.get("text", ""), state.get("offsets", [])
+    idx = [i for i, o in enumerate(offsets) if start <= o < end]
+    pieces = [text[offsets[i]:offsets[i + 1] if i + 1 < len(offsets) else len(text)]
+              for i in idx]
+    exact = [state.get("exact", [])[i] for i in idx]
+    docs = state.get("documents", [])
+    return {"index": index, "sentence": text[start:end].strip(),
+            "tokens": [(p, state.get("lows", [])[i]) for p, i in zip(pieces, idx, strict=True)],
+            "certified": sum(exact) / len(exact) if exact else 1.0,
+            "doc_ids": [d.id or "" for d in docs],
+            "doc_titles": [d.metadata.get("title", "") for d in docs],
+            "weights": list(state.get("weights", []))}
+
+
+def make_accept(parts: Parts) -> Any:
+    """Node: trace the sentences that are complete (all of them once the answer is done)."""
+
+    async def accept(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
+        ctx = runtime.context
+        text = state.get("text", "")
+        spans = (await parts.splitter_for(ctx)).spans(text)
+        done = state.get("done", False)
+        complete = spans if done else spans[:-1]
+        traced = len(state.get("trace", []))
+        entries = [_trace(state, i, s, e) for i, (s, e) in enumerate(complete) if i >= traced]
+        writer = get_stream_writer()
+        for entry in entries:
+            writer({"sentence": entry})
+        exact = state.get("exact", [])
+        answer = text[: complete[-1][1]] if complete else ""
+        return {"trace": entries, "answer": answer.strip() if done else answer,
+                "answer_tokens": len(state.get("answer_ids", [])),
+                "certified": sum(exact) / len(exact) if exact else 1.0}
+
+    return accept
+
+
+def route_after_ensemble(state: ReplugState,
+                         runtime: Runtime[ReplugContext]) -> list[Send] | Literal["accept"]:
+    """Trace once a sentence is complete or the answer is done; else look further ahead."""
+    if state.get("done") or state.get("sentences", 0) > len(state.get("trace", [])):
+        return "accept"
+    return look_ahead(state, runtime)
+
+
+def route_after_accept(state: ReplugState,
+                       runtime: Runtime[ReplugContext]) -> list[Send] | Literal["__end__"]:
+    """End once the answer is done; else look ahead again."""
+    return "__end__" if state.get("done") else look_ahead(state, runtime)

@@ -1,0 +1,137 @@
+"""The REPLUG graph with a scripted token LM: branches, the ensemble, stops and counters."""
+
+import math
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from scripted_tokens import EOS, ScriptedTokenLM, says
+
+from activerag.context import ReplugContext
+from activerag.graphs.replug import build_replug_graph
+from activerag.nodes.replug import weights_of
+from activerag.sentences import SentenceSplitter
+from activerag.stores.base import StoreRetriever
+from activerag.stores.bm25 import BM25Store
+from activerag.stores.documents import make_document
+
+QUESTION = "Where was Alpha Beta born?"
+
+
+def retriever(k: int = 2) -> StoreRetriever:
+    store = BM25Store()
+    store.add([make_document("Alpha Beta was born in Vesk.", "Alpha Beta"),
+               make_document("Alpha Beta moved to Ulm.", "Alpha Move"),
+               make_document("Gepu is a small town.", "Gepu")])
+    return StoreRetriever(store=store, k=k)
+
+
+async def run(lm, **ctx):
+    graph = build_replug_graph(lm=lm, retriever=retriever(ctx.pop("k", 2)),
+                               splitter=SentenceSplitter())
+    return await graph.ainvoke({"question": QUESTION}, context=ReplugContext(k=2, **ctx))
+
+
+def weights(**ctx):
+    docs = retriever().invoke(QUESTION)
+    return weights_of(docs, ReplugContext(**ctx))
+
+
+def test_bm25_scores_are_scaled_by_the_top_one_unless_tau_is_set():
+    docs = retriever().invoke(QUESTION)
+    s1, s2 = (d.metadata["score"] for d in docs)
+    assert s1 > s2 > 0
+    expected = [1 / (1 + math.exp(s2 / s1 - 1)), 1 / (1 + math.exp(1 - s2 / s1))]
+    assert weights() == pytest.approx(expected)
+    assert weights(tau=1.0) == pytest.approx(
+        [1 / (1 + math.exp(s2 - s1)), 1 / (1 + math.exp(s1 - s2))])
+    # Chroma's cosine goes in as it is (Eq. 2)
+    assert weights(retriever="chroma") == pytest.approx(weights(tau=1.0))
+
+
+async def test_the_better_scored_document_wins_where_the_documents_disagree():
+    lm = ScriptedTokenLM({"Vesk": says("So the answer is Vesk."),
+                          "Ulm": says("So the answer is Ulm.")})
+    out = await run(lm, ensemble="token")
+    assert out["answer"] == "So the answer is Vesk."
+    [entry] = out["trace"]
+    assert entry["doc_titles"] == ["Alpha Beta", "Alpha Move"]
+    assert entry["weights"][0] > entry["weights"][1]
+    assert [t for t, _ in entry["tokens"]] == ["So", " the", " answer", " is", " Vesk."]
+    # token mode: one request per document and position, the end of sequence included
+    assert out["lm_calls"] == 2 * 6 and all(c["max_tokens"] == 1 for c in lm.calls)
+    assert out["retrieval_steps"] == 1 and out["answer_tokens"] == 5
+
+
+async def test_agree_gives_the_same_tokens_in_fewer_requests():
+    beliefs = {"Vesk": says("So the answer is Vesk."), "Ulm": says("So the answer is Ulm.")}
+    token = await run(ScriptedTokenLM(beliefs), ensemble="token")
+    lm = ScriptedTokenLM(beliefs)
+    agree = await run(lm, ensemble="agree", lookahead=8)
+    assert agree["answer"] == token["answer"]
+    assert agree["trace"][0]["tokens"] == token["trace"][0]["tokens"]
+    # round 1: both agree on "So the answer is", differ at the 5th: 5 tokens decided;
+    # round 2: "" (the end) from both
+    assert agree["lm_calls"] == 4 < token["lm_calls"]
+    assert [c["max_tokens"] for c in lm.calls] == [8, 8, 8, 8]
+
+
+async def test_every_token_is_certified_when_the_documents_are_sure():
+    lm = ScriptedTokenLM({"Vesk": says("So the answer is Vesk.", prob=0.99),
+                          "Ulm": says("So the answer is Vesk.", prob=0.99)})
+    out = await run(lm)
+    assert out["certified"] == 1.0 and out["trace"][0]["certified"] == 1.0
+    assert all(low == pytest.approx(0.99) for _, low in out["trace"][0]["tokens"])
+
+
+async def test_a_blank_line_ends_the_answer():
+    def belief(answer):
+        words = ["It", " is", " Vesk.", "\n\nQuestion:", " more"]
+        return {words[len(answer)] if len(answer) < len(words) else EOS: 0.9}
+
+    out = await run(ScriptedTokenLM({"Vesk": belief, "Ulm": belief}))
+    assert out["answer"] == "It is Vesk."
+
+
+async def test_the_answer_ends_with_its_answer_sentence_and_each_sentence_is_traced():
+    lm = ScriptedTokenLM({m: says("Alpha was born in Vesk. So the answer is Vesk. Gepu is big.")
+                          for m in ("Vesk", "Ulm")})
+    out = await run(lm, lookahead=3)
+    assert out["answer"] == "Alpha was born in Vesk. So the answer is Vesk."
+    assert [e["sentence"] for e in out["trace"]] == ["Alpha was born in Vesk.",
+                                                     "So the answer is Vesk."]
+    assert [e["index"] for e in out["trace"]] == [0, 1]
+
+
+async def test_the_answer_token_cap_holds():
+    lm = ScriptedTokenLM({m: says("w " * 40) for m in ("Vesk", "Ulm")})
+    out = await run(lm, max_answer_tokens=6, lookahead=4)
+    assert out["answer_tokens"] == 6
+    # the second round only asks for the 2 tokens left
+    assert [c["max_tokens"] for c in lm.calls] == [4, 4, 2, 2]
+
+
+async def test_two_runs_on_one_thread_start_clean():
+    beliefs = {"Vesk": says("So the answer is Vesk."), "Ulm": says("So the answer is Ulm.")}
+    graph = build_replug_graph(lm=ScriptedTokenLM(beliefs), retriever=retriever(),
+                               splitter=SentenceSplitter(), checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    first = await graph.ainvoke({"question": QUESTION}, config, context=ReplugContext(k=2))
+    second = await graph.ainvoke({"question": QUESTION}, config, context=ReplugContext(k=2))
+    for key in ("answer", "trace", "lm_calls", "retrievals", "answer_tokens"):
+        assert second[key] == first[key], key
+
+
+async def test_bad_settings_and_input_are_refused():
+    with pytest.raises(ValueError, match="tau"):
+        ReplugContext(tau=0.0)
+    with pytest.raises(ValueError, match="lookahead"):
+        ReplugContext(lookahead=0)
+    from activerag.errors import ActiveRagError, EmptyQuestion
+
+    lm = ScriptedTokenLM({"Vesk": says("x")})
+    with pytest.raises(EmptyQuestion):
+        await build_replug_graph(lm=lm, retriever=retriever()).ainvoke(
+            {"question": " "}, context=ReplugContext())
+    with pytest.raises(ActiveRagError, match="no passage of the corpus matches"):
+        await build_replug_graph(lm=lm, retriever=retriever()).ainvoke(
+            {"question": "zzz qqq?"}, context=ReplugContext())
