@@ -112,6 +112,7 @@ class ReplugTrace(TypedDict):
     doc_ids: list[str]  # the ensembled documents
     doc_titles: list[str]  # their titles
     weights: list[float]  # λ(d, x) of each document
+    candidates: NotRequired[list[tuple[str, float]]]  # answer modes: each answer and its score
 
 
 class ReplugOutput(TypedDict):
@@ -143,6 +144,7 @@ class ReplugState(TypedDict):
     lows: NotRequired[list[float]]  # lower bound of each decided token's mixture probability
     exact: NotRequired[list[bool]]  # whether each decided token was certified
     proposals: NotRequired[Annotated[list[dict], operator.add]]  # this round's look-aheads
+    candidates: NotRequired[Annotated[list[dict], operator.add]]  # answer modes: y_d per d
     answer: NotRequired[str]  # the traced sentences
     answer_tokens: NotRequired[int]  # tokens in the answer
     done: NotRequired[bool]  # generation has ended

@@ -9,6 +9,7 @@ from langgraph.types import Checkpointer
 
 from activerag.context import ReplugContext
 from activerag.graphs.base import LM_RETRY
+from activerag.lm import LM
 from activerag.nodes import replug
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
@@ -23,15 +24,18 @@ def build_replug_graph(
     retriever: BaseRetriever | None = None,
     splitter: SentenceSplitter | None = None,
     *,
+    text_lm: LM | None = None,
     name: str = "replug",
     checkpointer: Checkpointer = None,
 ) -> ReplugGraph:
     """Compile REPLUG: retrieve k scored documents, then round after round one look-ahead per
     document (Send), the ensemble's tokens (Eq. 2), and a trace entry per complete sentence.
 
-    Unset components come from the run's context (endpoint, model, store).
+    The answer modes (vote, rescore) instead let each document answer alone (text_lm, a
+    Send branch each) and combine the answers. Unset components come from the run's context
+    (endpoint, model, store).
     """
-    parts = Parts(token_lm=lm, retriever=retriever, splitter=splitter)
+    parts = Parts(lm=text_lm, token_lm=lm, retriever=retriever, splitter=splitter)
     g = StateGraph(ReplugState, context_schema=ReplugContext, input_schema=FlareInput,
                    output_schema=ReplugOutput)
     g.add_node("begin", replug.begin)
@@ -39,9 +43,14 @@ def build_replug_graph(
     g.add_node("propose", replug.make_propose(parts), retry_policy=LM_RETRY)
     g.add_node("ensemble", replug.make_ensemble(parts), retry_policy=LM_RETRY)
     g.add_node("accept", replug.make_accept(parts))
+    g.add_node("answer_alone", replug.make_answer_alone(parts), retry_policy=LM_RETRY)
+    g.add_node("combine", replug.make_combine(parts), retry_policy=LM_RETRY)
     g.add_edge(START, "begin")
     g.add_edge("begin", "retrieve")
-    g.add_conditional_edges("retrieve", replug.look_ahead, ["propose"])
+    g.add_conditional_edges("retrieve", replug.route_after_retrieve,
+                            ["propose", "answer_alone"])
+    g.add_edge("answer_alone", "combine")
+    g.add_edge("combine", END)
     g.add_edge("propose", "ensemble")
     g.add_conditional_edges("ensemble", replug.route_after_ensemble, ["propose", "accept"])
     g.add_conditional_edges("accept", replug.route_after_accept, ["propose", END])

@@ -5,6 +5,7 @@ document (a LangGraph Send branch each), the ensemble of their next-token distri
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -16,11 +17,12 @@ from langgraph.types import Overwrite, Send
 
 from activerag.context import ReplugContext
 from activerag.errors import ActiveRagError, EmptyQuestion
-from activerag.nodes.common import shots
+from activerag.metrics import extract_answer, normalize
+from activerag.nodes.common import AnswerCut, lm_cost, shots
 from activerag.nodes.logic import answer_end
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import ANSWER_STOPS, answer_prompt
-from activerag.nodes.replug_logic import decide_round, doc_weights
+from activerag.nodes.replug_logic import decide_round, doc_weights, mixture_logprob, vote
 from activerag.state import COUNTERS, ReplugState, ReplugTrace
 from activerag.token_lm import TokenLM
 
@@ -47,7 +49,7 @@ def begin(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
     return {"question": question, "answer_ids": [], "text": "", "sentences": 0, "offsets": [],
             "lows": [],
             "exact": [], "answer": "", "answer_tokens": 0, "done": False, "certified": 0.0,
-            "proposals": Overwrite([]), "trace": Overwrite([]),
+            "proposals": Overwrite([]), "candidates": Overwrite([]), "trace": Overwrite([]),
             "retrieved_titles": Overwrite([]), **{name: Overwrite(0) for name in COUNTERS}}
 
 
@@ -60,12 +62,14 @@ def make_retrieve(parts: Parts) -> Any:
         if not docs:
             raise ActiveRagError(f"no passage of the corpus matches {state['question']!r}; "
                                  "REPLUG needs at least one document to ensemble")
-        lm = await parts.token_lm_for(ctx)
-        task = await shots(parts, ctx)
-        prompts = await asyncio.gather(*[
-            lm.tokenize(answer_prompt(state["question"], "", [d], ctx.prompt_format, task))
-            for d in docs])
-        return {"documents": docs, "weights": weights_of(docs, ctx), "prompts": list(prompts),
+        prompts: list[list[int]] = []
+        if ctx.ensemble != "vote":  # the token modes and rescore continue P(d, x) as token ids
+            lm = await parts.token_lm_for(ctx)
+            task = await shots(parts, ctx)
+            prompts = list(await asyncio.gather(*[
+                lm.tokenize(answer_prompt(state["question"], "", [d], ctx.prompt_format, task))
+                for d in docs]))
+        return {"documents": docs, "weights": weights_of(docs, ctx), "prompts": prompts,
                 "retrievals": 1, "retrieval_steps": 1,
                 "retrieved_titles": [d.metadata.get("title", "") for d in docs]}
 
@@ -208,3 +212,94 @@ def route_after_accept(state: ReplugState,
                        runtime: Runtime[ReplugContext]) -> list[Send] | Literal["__end__"]:
     """End once the answer is done; else look ahead again."""
     return "__end__" if state.get("done") else look_ahead(state, runtime)
+
+
+def answer_branches(state: ReplugState, runtime: Runtime[ReplugContext]) -> list[Send]:
+    """Edge (answer modes): one `answer_alone` branch per document."""
+    return [Send("answer_alone", {"doc": i, "question": state["question"], "document": d})
+            for i, d in enumerate(state.get("documents", []))]
+
+
+def route_after_retrieve(state: ReplugState,
+                         runtime: Runtime[ReplugContext]) -> list[Send]:
+    """Token modes look ahead document by document; answer modes answer document by document."""
+    if runtime.context.ensemble in ("vote", "rescore"):
+        return answer_branches(state, runtime)
+    return look_ahead(state, runtime)
+
+
+def make_answer_alone(parts: Parts) -> Any:
+    """Node (a Send branch): document d's own greedy answer, y_d = LM(d ∘ x)."""
+
+    async def answer_alone(branch: dict[str, Any], runtime: Runtime[ReplugContext]) -> Update:
+        ctx = runtime.context
+        lm = await parts.lm_for(ctx)
+        task = await shots(parts, ctx)
+        prompt = answer_prompt(branch["question"], "", [branch["document"]], ctx.prompt_format,
+                               task)
+        gen = await lm.generate(prompt, max_tokens=ctx.max_answer_tokens, stop=[*ANSWER_STOPS],
+                                cut=AnswerCut(await parts.splitter_for(ctx)))
+        logprobs = [t.logprob for t in gen.tokens]
+        return {"candidates": [{"doc": branch["doc"], "text": gen.text.strip(),
+                                "tokens": len(gen.tokens),
+                                "mean_logprob": sum(logprobs) / len(logprobs) if logprobs
+                                else -math.inf}],
+                **lm_cost(gen)}
+
+    return answer_alone
+
+
+def make_combine(parts: Parts) -> Any:
+    """Node: the answer from the documents' own answers.
+
+    vote (the released code): weight λ_d · exp(mean token log-probability) per answer, summed
+    per normalised answer. rescore: Eq. 2 exactly on those candidates: every candidate text is
+    scored under every document (echo) and mixed token by token; the best mean wins.
+    """
+
+    async def combine(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
+        ctx = runtime.context
+        found = sorted(state.get("candidates", []), key=lambda c: c["doc"])
+        weights = state["weights"]
+        answers = [extract_answer(c["text"]) for c in found]
+        first: dict[str, dict[str, Any]] = {}  # normalised answer -> its first candidate
+        spelled: dict[str, str] = {}
+        for answer, cand in zip(answers, found, strict=True):
+            first.setdefault(normalize(answer), cand)
+            spelled.setdefault(normalize(answer), answer)
+        cost: Update = {}
+        if ctx.ensemble == "vote":
+            winner = vote(answers, [weights[c["doc"]] for c in found],
+                          [c["mean_logprob"] for c in found])
+            chosen = first[normalize(winner)]
+            totals = {a: sum(weights[c["doc"]] * math.exp(c["mean_logprob"])
+                             for c, b in zip(found, answers, strict=True) if normalize(b) == a)
+                      for a in first}
+        else:
+            lm = await parts.token_lm_for(ctx)
+            texts = list(first.values())
+            ids = await asyncio.gather(*[lm.tokenize(c["text"]) for c in texts])
+            scored = await asyncio.gather(*[
+                asyncio.gather(*[lm.score(prompt, y) for prompt in state["prompts"]])
+                for y in ids])
+            totals = {}
+            for key, per_doc in zip(first, scored, strict=True):
+                mixed = [mixture_logprob(list(column), weights) for column in zip(*per_doc,
+                                                                                  strict=True)]
+                totals[key] = sum(mixed) / len(mixed) if mixed else -math.inf
+            chosen = first[max(totals, key=lambda k: (totals[k], -list(totals).index(k)))]
+            cost = {"lm_calls": sum(len(s) for s in scored),
+                    "prompt_tokens": sum(len(p) + len(y) for y in ids for p in state["prompts"])}
+        docs = state.get("documents", [])
+        entry: ReplugTrace = {
+            "index": 0, "sentence": chosen["text"], "tokens": [], "certified": 1.0,
+            "doc_ids": [d.id or "" for d in docs],
+            "doc_titles": [d.metadata.get("title", "") for d in docs],
+            "weights": list(weights),
+            "candidates": sorted(((spelled[k], v) for k, v in totals.items()),
+                                 key=lambda kv: -kv[1])}
+        get_stream_writer()({"sentence": entry})
+        return {"answer": chosen["text"], "answer_tokens": chosen["tokens"], "trace": [entry],
+                "done": True, **cost}
+
+    return combine

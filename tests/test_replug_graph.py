@@ -4,6 +4,7 @@ import math
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from scripted import ScriptedLM, ends
 from scripted_tokens import EOS, ScriptedTokenLM, says
 
 from activerag.context import ReplugContext
@@ -135,3 +136,62 @@ async def test_bad_settings_and_input_are_refused():
     with pytest.raises(ActiveRagError, match="no passage of the corpus matches"):
         await build_replug_graph(lm=lm, retriever=retriever()).ainvoke(
             {"question": "zzz qqq?"}, context=ReplugContext())
+
+
+class ByDocument:
+    """A text LM that answers from the scripted reply of the document its prompt holds."""
+
+    model = "scripted"
+
+    def __init__(self, replies):
+        self.replies = {marker: ScriptedLM([reply]) for marker, reply in replies.items()}
+
+    async def generate(self, prompt, **kwargs):
+        marker = next(m for m in self.replies if m in prompt)
+        return await self.replies[marker].generate(prompt, **kwargs)
+
+    async def token_ids(self, text):
+        return [1]
+
+
+def answer_graph(token_lm=None, **replies):
+    return build_replug_graph(lm=token_lm, text_lm=ByDocument(replies), retriever=retriever(),
+                              splitter=SentenceSplitter())
+
+
+async def test_vote_weighs_each_answer_by_its_document_and_its_confidence():
+    w_a, w_b = weights()
+    graph = answer_graph(Vesk=ends("So the answer is Vesk.", prob=0.5),
+                         Ulm=ends("So the answer is Ulm.", prob=0.9))
+    out = await graph.ainvoke({"question": QUESTION}, context=ReplugContext(k=2, ensemble="vote"))
+    expected = "Ulm" if w_b * 0.9 > w_a * 0.5 else "Vesk"
+    assert out["answer"] == f"So the answer is {expected}."
+    [entry] = out["trace"]
+    assert dict(entry["candidates"]) == pytest.approx({"Vesk": w_a * 0.5, "Ulm": w_b * 0.9})
+    assert out["lm_calls"] == 2 and out["answer_tokens"] == 5
+
+
+async def test_vote_adds_up_documents_that_agree():
+    graph = answer_graph(Vesk=ends("So the answer is Ulm.", prob=0.6),
+                         Ulm=ends("So the answer is ulm", prob=0.6))
+    out = await graph.ainvoke({"question": QUESTION}, context=ReplugContext(k=2, ensemble="vote"))
+    assert out["answer"] == "So the answer is Ulm."
+    assert dict(out["trace"][0]["candidates"]) == pytest.approx({"Ulm": 0.6})
+
+
+async def test_rescore_mixes_every_candidate_under_every_document():
+    token_lm = ScriptedTokenLM({"Vesk": says("So the answer is Vesk."),
+                                "Ulm": says("So the answer is Ulm.")})
+    graph = answer_graph(token_lm, Vesk=ends("So the answer is Vesk.", prob=0.5),
+                         Ulm=ends("So the answer is Ulm.", prob=0.9))
+    out = await graph.ainvoke({"question": QUESTION},
+                              context=ReplugContext(k=2, ensemble="rescore"))
+    # under Eq. 2 each candidate's last word has λ_d · 0.9 from its own document only, so the
+    # better-weighted document's answer wins whatever the vote would say
+    assert out["answer"] == "So the answer is Vesk."
+    scores = dict(out["trace"][0]["candidates"])
+    w_a, w_b = weights()
+    assert scores["Vesk"] == pytest.approx((4 * math.log(0.9) + math.log(w_a * 0.9 + w_b * 1e-9))
+                                           / 5)
+    assert [c["kind"] for c in token_lm.calls] == ["score"] * 4
+    assert out["lm_calls"] == 2 + 4
