@@ -20,7 +20,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from activerag.context import FlareContext
+from activerag.context import FlareContext, ServingContext
 from activerag.datasets import Example, load_dataset
 from activerag.errors import ActiveRagError
 from activerag.graphs.methods import method
@@ -68,13 +68,14 @@ def row_of(name: str, example: Example, out: dict[str, Any], seconds: float) -> 
         "retrieved_titles": out.get("retrieved_titles", []),
         **score(example, out.get("answer", ""), out.get("retrieved_titles", [])),
         "sentences": len(trace),
-        "retrieved_sentences": sum(1 for s in trace if s["retrieved"]),
+        "retrieved_sentences": sum(1 for s in trace if s.get("retrieved")),
         "lm_calls": out.get("lm_calls", 0),
         "prompt_tokens": out.get("prompt_tokens", 0),
         "generated_tokens": out.get("generated_tokens", 0),
         "answer_tokens": out.get("answer_tokens", 0),
         "retrievals": out.get("retrievals", 0),
         "retrieval_steps": out.get("retrieval_steps", 0),
+        **({"certified": out["certified"]} if "certified" in out else {}),
         "group": example.group,
         "seconds": seconds,
     }
@@ -308,12 +309,12 @@ def markdown_table(summary: dict[str, dict[str, Any]], columns: Sequence[str] = 
     return "\n".join(lines) + "\n"
 
 
-def method_runs(methods: list[str], context: FlareContext) -> dict[str, tuple[Any, FlareContext]]:
+def method_runs(methods: list[str], context: FlareContext) -> dict[str, tuple[Any, ServingContext]]:
     """The graph and context of each named method."""
     return {name: method(name, context) for name in methods}
 
 
-async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, FlareContext]],
+async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, ServingContext]],
                    examples: list[Example], concurrency: int = 4, progress: bool = True,
                    metrics_url: str | None = None) -> dict[str, Any]:
     """Run every method on every example not done yet, CONCURRENCY at a time.

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
-from activerag.context import FlareContext
+from activerag.context import FlareContext, ReplugContext, ServingContext
 from activerag.errors import ActiveRagError
 from activerag.graphs.baselines import no_retrieval_graph, single_graph
 from activerag.graphs.emitting import instruct_graph, self_ask_graph
-from activerag.graphs.flare import Compiled, graph, next_sentence_graph
+from activerag.graphs.flare import graph, next_sentence_graph
 from activerag.graphs.passive import previous_sentence_graph, previous_window_graph
+from activerag.graphs.replug import graph as replug_graph
 
-METHODS: dict[str, tuple[Compiled, dict[str, Any]]] = {
+METHODS: dict[str, tuple[Any, dict[str, Any]]] = {
     "none": (no_retrieval_graph, {}),
     "single": (single_graph, {}),
     "previous_window": (previous_window_graph, {}),
@@ -23,12 +24,22 @@ METHODS: dict[str, tuple[Compiled, dict[str, Any]]] = {
     "flare_explicit": (graph, {"query_formulation": "explicit"}),
     "flare_combined": (graph, {"combine_retrieval": True}),
     "flare_instruct": (instruct_graph, {}),
+    # REPLUG (ReplugContext: k=10 documents ensembled, whatever FLARE's k)
+    "replug": (replug_graph, {"ensemble": "agree"}),
+    "replug_token": (replug_graph, {"ensemble": "token"}),
+    "replug_vote": (replug_graph, {"ensemble": "vote"}),
+    "replug_rescore": (replug_graph, {"ensemble": "rescore"}),
 }
+# The settings every family shares, carried from the run's FLARE context to REPLUG's.
+_SERVING = [f.name for f in fields(ServingContext) if f.name != "k"]
 
 
-def method(name: str, context: FlareContext) -> tuple[Compiled, FlareContext]:
-    """The graph of method NAME and CONTEXT with that method's settings applied."""
+def method(name: str, context: FlareContext) -> tuple[Any, ServingContext]:
+    """The graph of method NAME and CONTEXT with that method's settings applied (a REPLUG
+    method gets a ReplugContext with CONTEXT's endpoint, store and prompts)."""
     if name not in METHODS:
         raise ActiveRagError(f"unknown method {name!r}; choose from {', '.join(METHODS)}")
     graph, overrides = METHODS[name]
+    if graph is replug_graph:
+        return graph, ReplugContext(**{f: getattr(context, f) for f in _SERVING}, **overrides)
     return graph, replace(context, **overrides)

@@ -1,0 +1,88 @@
+"""REPLUG against the real vLLM server: agree equals token, and certified steps are exact."""
+
+
+import pytest
+
+from activerag.context import ReplugContext
+from activerag.demo import load_demo_questions
+from activerag.graphs.replug import build_replug_graph
+from activerag.metrics import extract_answer, normalize
+from activerag.nodes.replug_logic import choose
+from activerag.settings import Settings
+from activerag.token_lm import VLLMTokens
+
+pytestmark = pytest.mark.integration
+QUESTIONS = [q["question"] for q in load_demo_questions()]
+
+
+def context(vllm_url, demo_store, **kwargs) -> ReplugContext:
+    return ReplugContext(base_url=vllm_url, store_dir=str(demo_store), k=4,
+                         max_answer_tokens=48, **kwargs)
+
+
+async def run(vllm_url, demo_store, question, **kwargs):
+    graph = build_replug_graph()
+    ctx = context(vllm_url, demo_store, **kwargs)
+    return await graph.ainvoke({"question": question}, context=ctx)
+
+
+@pytest.mark.parametrize("question", [QUESTIONS[24], QUESTIONS[1]])
+async def test_agree_writes_token_for_token_what_token_writes(vllm_url, demo_store, question):
+    token = await run(vllm_url, demo_store, question, ensemble="token")
+    agree = await run(vllm_url, demo_store, question, ensemble="agree", lookahead=8)
+    assert agree["answer"] == token["answer"]
+    assert [e["tokens"] for e in agree["trace"]] == [e["tokens"] for e in token["trace"]]
+    assert agree["lm_calls"] < token["lm_calls"]
+    assert token["answer_tokens"] > 0
+    # token mode asks each document once per decided token, the end of sequence included
+    assert token["lm_calls"] % 4 == 0
+
+
+async def test_certified_steps_agree_with_the_full_vocabulary_mixture(vllm_url, demo_store):
+    """Recompute Eq. 2 over the whole vocabulary from the same model in transformers: every
+    step the top-20 view certified must choose the full mixture's argmax."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")  # the `convert` extra
+    model_dir = Settings.from_env().models / "SmolLM2-135M-Instruct"
+    if not (model_dir / "config.json").exists():
+        pytest.skip(f"{model_dir} is not there (the server fixture converts it)")
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    model.eval()
+    ctx = context(vllm_url, demo_store, ensemble="token")
+    from langgraph.runtime import Runtime
+
+    from activerag.nodes.parts import Parts
+    from activerag.nodes.replug import make_retrieve
+
+    # the documents, weights and prompts the graph uses, made by its own node
+    setup = await make_retrieve(Parts())({"question": QUESTIONS[24]}, Runtime(context=ctx))
+    lm = VLLMTokens(vllm_url, "SmolLM2-135M-Instruct")
+    ids: list[int] = []
+    certified = 0
+    for t in range(16):
+        views = [await lm.steps(p + ids, 1, 20) for p in setup["prompts"]]
+        choice = choose([v.positions[0].top for v in views], setup["weights"])
+        with torch.no_grad():
+            probs = [torch.softmax(model(torch.tensor([p + ids])).logits[0, -1], -1)
+                     for p in setup["prompts"]]
+        full = sum(w * p for w, p in zip(setup["weights"], probs, strict=True))
+        # the top-20 view's lower bound is the full mixture's probability over those tokens
+        assert choice.low <= float(full[choice.token]) + 1e-4
+        if choice.certified:
+            certified += 1
+            assert choice.token == int(torch.argmax(full)), t
+        ids.append(choice.token)
+    assert certified >= 8
+
+
+async def test_vote_and_rescore_pick_one_of_the_documents_answers(vllm_url, demo_store):
+    vote = await run(vllm_url, demo_store, QUESTIONS[24], ensemble="vote")
+    rescore = await run(vllm_url, demo_store, QUESTIONS[24], ensemble="rescore")
+    for out in (vote, rescore):
+        [entry] = out["trace"]
+        candidates = [normalize(a) for a, _ in entry["candidates"]]
+        assert normalize(extract_answer(out["answer"])) == candidates[0]
+        assert out["retrieval_steps"] == 1 and len(entry["doc_ids"]) == 4
+    assert vote["lm_calls"] == 4
+    # rescore adds one echo request per candidate and document
+    assert rescore["lm_calls"] == 4 + 4 * len(rescore["trace"][0]["candidates"])
