@@ -49,18 +49,22 @@ def task_for(ctx: ServingContext, kind: TaskKind = "cot") -> Task:
     return paper_task("strategyqa" if ctx.prompt_set == "paper-strategyqa" else "asqa")
 
 
-async def shots(parts: Parts, ctx: ServingContext, kind: TaskKind = "cot") -> Task:
+async def shots(parts: Parts, ctx: ServingContext, kind: TaskKind = "cot",
+                per_exemplar: int | None = None) -> Task:
     """The run's task; its exemplars carry the documents retrieved with their own questions
-    when the run asks for it (Table 7: on for the paper's 2WikiMultihopQA exemplars)."""
+    when the run asks for it (Table 7: on for the paper's 2WikiMultihopQA exemplars), the top
+    PER_EXEMPLAR (default ctx.k) each."""
     task = task_for(ctx, kind)
     if not ctx.exemplars_retrieve or not task.exemplars:
         return task
-    # once per corpus (its size changes with an ingest), retriever, k and exemplar set
+    n = per_exemplar or ctx.k
+    # once per corpus (its size changes with an ingest), retriever, n and exemplar set
     store = getattr(await parts.retriever_for(ctx), "store", None)
-    key = ("shots", ctx.store_dir, ctx.retriever, ctx.k, kind, ctx.prompt_set,
+    key = ("shots", ctx.store_dir, ctx.retriever, n, kind, ctx.prompt_set,
            None if store is None else len(store))
     if key not in parts.memo:
-        found = await asyncio.gather(*[parts.search(ctx, e.question) for e in task.exemplars])
+        found = await asyncio.gather(*[parts.search(ctx, e.question, n)
+                                       for e in task.exemplars])
         parts.memo.setdefault(key, list(found))
     return task.with_documents(parts.memo[key])  # type: ignore[arg-type]
 

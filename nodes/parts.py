@@ -98,7 +98,8 @@ class Parts:
         corpus = await asyncio.to_thread(_corpus, ctx.store_dir)
         return await asyncio.to_thread(corpus.splitter)
 
-    async def search(self, ctx: ServingContext, query: str) -> list[Document]:
-        """The top ctx.k documents for QUERY."""
+    async def search(self, ctx: ServingContext, query: str, k: int | None = None
+                     ) -> list[Document]:
+        """The top K (default ctx.k) documents for QUERY."""
         docs = await (await self.retriever_for(ctx)).ainvoke(query)
-        return list(docs)[: ctx.k]
+        return list(docs)[: k or ctx.k]

@@ -54,7 +54,11 @@ def begin(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
 
 
 def make_retrieve(parts: Parts) -> Any:
-    """Node: the k documents for x with their weights, and each document's prompt P(d, x)."""
+    """Node: the k documents for x with their weights, and each document's prompt P(d, x).
+
+    Every REPLUG prompt holds one document, so exemplars (with exemplar retrieval on) carry
+    their top-1 document each, as in the released code's demonstrations.
+    """
 
     async def retrieve(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
         ctx = runtime.context
@@ -65,7 +69,7 @@ def make_retrieve(parts: Parts) -> Any:
         prompts: list[list[int]] = []
         if ctx.ensemble != "vote":  # the token modes and rescore continue P(d, x) as token ids
             lm = await parts.token_lm_for(ctx)
-            task = await shots(parts, ctx)
+            task = await shots(parts, ctx, per_exemplar=1)
             prompts = list(await asyncio.gather(*[
                 lm.tokenize(answer_prompt(state["question"], "", [d], ctx.prompt_format, task))
                 for d in docs]))
@@ -234,7 +238,7 @@ def make_answer_alone(parts: Parts) -> Any:
     async def answer_alone(branch: dict[str, Any], runtime: Runtime[ReplugContext]) -> Update:
         ctx = runtime.context
         lm = await parts.lm_for(ctx)
-        task = await shots(parts, ctx)
+        task = await shots(parts, ctx, per_exemplar=1)
         prompt = answer_prompt(branch["question"], "", [branch["document"]], ctx.prompt_format,
                                task)
         gen = await lm.generate(prompt, max_tokens=ctx.max_answer_tokens, stop=[*ANSWER_STOPS],
