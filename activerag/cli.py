@@ -87,7 +87,7 @@ async def _answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any
                 "prompt_tokens", "retrievals", "retrieval_steps", "retrieved_titles")
         print(json.dumps({k: final.get(k) for k in keys}, indent=1, default=str))
     else:
-        if args.trace and args.method in ("single", "none"):
+        if args.trace and (args.method == "none" or args.method.startswith("single")):
             for step in final.get("trace", []):
                 _print_trace(step)
         print(final.get("answer", "").strip())

@@ -7,7 +7,10 @@ from typing import Any
 
 
 def format_step(step: Mapping[str, Any]) -> str:
-    """One accepted sentence: its lowest token probability, the retrieval decision, the docs."""
+    """One accepted sentence: its lowest token probability, the retrieval decision, the docs
+    (REPLUG: how much of it was certified, the documents and their weights)."""
+    if "weights" in step:
+        return _format_replug(step)
     mp = step["min_prob"]
     flag = "RETRIEVED" if step["retrieved"] else "kept"
     lines = [f"[{step['index']}] min p={'-' if mp is None else round(mp, 3)}  {flag}"]
@@ -20,6 +23,17 @@ def format_step(step: Mapping[str, Any]) -> str:
         docs = ", ".join(f"{t} ({i[:8]})" for t, i in zip(step["doc_titles"], step["doc_ids"],
                                                          strict=True))
         lines.append(f"    docs:    {docs}")
+    lines.append(f"    => {step['sentence']}")
+    return "\n".join(lines)
+
+
+def _format_replug(step: Mapping[str, Any]) -> str:
+    lines = [f"[{step['index']}] certified {step['certified']:.0%} of its tokens"]
+    docs = ", ".join(f"{t} ({w:.2f})" for t, w in zip(step["doc_titles"], step["weights"],
+                                                       strict=True))
+    lines.append(f"    docs (λ): {docs}")
+    if step.get("candidates"):
+        lines.append("    answers: " + ", ".join(f"{a!r} {v:.3g}" for a, v in step["candidates"]))
     lines.append(f"    => {step['sentence']}")
     return "\n".join(lines)
 

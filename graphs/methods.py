@@ -16,6 +16,9 @@ from activerag.graphs.replug import graph as replug_graph
 METHODS: dict[str, tuple[Any, dict[str, Any]]] = {
     "none": (no_retrieval_graph, {}),
     "single": (single_graph, {}),
+    # REPLUG's Table 3 baselines: the top document alone, and k documents concatenated
+    "single_k1": (single_graph, {"k": 1}),
+    "single_k10": (single_graph, {"k": 10}),
     "previous_window": (previous_window_graph, {}),
     "previous_sentence": (previous_sentence_graph, {}),
     "next_sentence": (next_sentence_graph, {}),

@@ -195,3 +195,16 @@ async def test_rescore_mixes_every_candidate_under_every_document():
                                            / 5)
     assert [c["kind"] for c in token_lm.calls] == ["score"] * 4
     assert out["lm_calls"] == 2 + 4
+
+
+async def test_the_trace_prints_certainty_documents_and_weights():
+    from activerag.report import format_trace
+
+    lm = ScriptedTokenLM({"Vesk": says("So the answer is Vesk.", prob=0.99),
+                          "Ulm": says("So the answer is Vesk.", prob=0.99)})
+    out = await run(lm)
+    w_a, w_b = out["trace"][0]["weights"]
+    assert format_trace(out["trace"]) == (
+        "[0] certified 100% of its tokens\n"
+        f"    docs (λ): Alpha Beta ({w_a:.2f}), Alpha Move ({w_b:.2f})\n"
+        "    => So the answer is Vesk.")
