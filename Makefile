@@ -38,7 +38,7 @@ stop:
 # laid out as installed. The source tree is never written to. A timeout counts as killed.
 MUTATION_DIR := build/mutation
 MUTATION_MIN ?= 85
-MUTANTS := 'activerag.nodes.logic.*' 'activerag.metrics.*' \
+MUTANTS := 'activerag.nodes.logic.*' 'activerag.nodes.replug_logic.*' 'activerag.metrics.*' \
 	'activerag.stores.documents.x_passage_id__*' 'activerag.stores.documents.x_make_document__*' \
 	'activerag.stores.documents.x_split_passages__*' 'activerag.cache.x*CachedLM*_key__*' \
 	'activerag.lm.x_trim__*' 'activerag.lm.x__tokens_of__*'

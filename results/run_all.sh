@@ -34,9 +34,9 @@ activerag sweep next_previous --dataset 2wiki "${COMMON[@]}" --n 50 --cache --ou
 activerag sweep window --dataset 2wiki "${COMMON[@]}" --n 50 --cache --out runs/sweeps
 # REPLUG (Table 3 shape): no retrieval, the top document, 10 documents concatenated, REPLUG's
 # token ensemble (agree mode) and the released code's vote, k=10; exemplars without documents
-# (10 per exemplar would not fit 4,096 tokens), on the first 100 questions.
+# (10 per exemplar would not fit 4,096 tokens), on the first 50 questions.
 activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval --store "$STORE" \
-  --max-answer-tokens 128 --concurrency 4 --n 100 --run runs/2wiki-replug-n100 \
+  --max-answer-tokens 128 --concurrency 4 --n 50 --run runs/2wiki-replug-n50 \
   --methods replug,none,single_k1,single_k10,replug_vote
 # REPLUG's cost: token vs agree mode on demo questions, one at a time (same tokens).
 python benchmarks/replug_cost.py --n 6 --k 10 --lookahead 8 16 > runs/replug-cost.md

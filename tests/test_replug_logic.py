@@ -33,6 +33,7 @@ def test_logsumexp_and_the_mixture_of_one_token():
     assert logsumexp([L(0.2), L(0.3)]) == pytest.approx(L(0.5))
     assert logsumexp([]) == -math.inf
     assert logsumexp([-math.inf, L(0.5)]) == pytest.approx(L(0.5))
+    assert logsumexp([-math.inf, -math.inf]) == -math.inf
     assert mixture_logprob([L(0.2), L(0.6)], [0.5, 0.5]) == pytest.approx(L(0.4))
     assert mixture_logprob([L(0.2), L(0.6)], [1.0, 0.0]) == pytest.approx(L(0.2))
 
@@ -73,9 +74,9 @@ def test_weights_decide_between_documents():
 
 
 def test_choose_refuses_what_it_cannot_mix():
-    with pytest.raises(ValueError, match="one top-N view per weighted document"):
+    with pytest.raises(ValueError, match="^choose needs one top-N view per weighted document$"):
         choose([{1: 0.0}], [0.5, 0.5])
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ValueError, match="^a document's view of a position is empty$"):
         choose([{}], [1.0])
 
 
@@ -85,12 +86,22 @@ def test_vote_sums_weights_per_normalised_answer():
     # Lyon: 0.4 * 0.5 = 0.2 < 0.3: the first spelling of the winner is returned
     assert vote(["Paris", "paris.", "Lyon"], [0.3, 0.3, 0.4], [L(0.5), L(0.5), L(0.5)]) == "Paris"
     assert vote([], [], []) == ""
+    # a tie goes to the answer seen first
+    assert vote(["A", "B"], [0.5, 0.5], [0.0, 0.0]) == "A"
+    assert vote(["B", "A"], [0.5, 0.5], [0.0, 0.0]) == "B"
+
+
+def test_mismatched_lengths_are_refused():
+    with pytest.raises(ValueError):
+        mixture_logprob([L(0.5)], [0.5, 0.5])
+    with pytest.raises(ValueError):
+        vote(["A"], [0.5, 0.5], [0.0])
 
 
 def test_bits_per_byte():
     assert bits_per_byte([L(0.5)] * 4, "abcd") == pytest.approx(1.0)
     assert bits_per_byte([L(0.25)], "é") == pytest.approx(1.0)  # 2 bits over 2 bytes
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ValueError, match="^bits per byte of an empty text$"):
         bits_per_byte([], "")
 
 
@@ -118,3 +129,6 @@ def test_a_round_stops_where_a_look_ahead_ends():
     assert decide_round([a, []], [0.5, 0.5]).tokens == []
     # agreeing documents let a round decide every position they proposed
     assert decide_round([a, a], [0.5, 0.5]).tokens == [1, 2]
+    # no documents, nothing decided
+    empty = decide_round([], [])
+    assert (empty.tokens, empty.low, empty.certified) == ([], [], [])
