@@ -106,6 +106,14 @@ def make_propose(parts: Parts) -> Any:
     return propose
 
 
+async def ensemble_logprobs(lm: TokenLM, prompts: Sequence[Sequence[int]],
+                            weights: Sequence[float], continuation: Sequence[int]) -> list[float]:
+    """REPLUG's score mode: log p(y_t | x, y_<t) = log Σ_d λ_d p(y_t | d ∘ x, y_<t) for every
+    token of CONTINUATION (Eq. 2 on a given text; each document's pass is one echo request)."""
+    per_doc = await asyncio.gather(*[lm.score(p, continuation) for p in prompts])
+    return [mixture_logprob(list(column), weights) for column in zip(*per_doc, strict=True)]
+
+
 async def _pieces(lm: TokenLM, tokens: Sequence[int]) -> list[str]:
     return list(await asyncio.gather(*[lm.detokenize([t]) for t in tokens]))
 
@@ -281,18 +289,13 @@ def make_combine(parts: Parts) -> Any:
                       for a in first}
         else:
             lm = await parts.token_lm_for(ctx)
-            texts = list(first.values())
-            ids = await asyncio.gather(*[lm.tokenize(c["text"]) for c in texts])
-            scored = await asyncio.gather(*[
-                asyncio.gather(*[lm.score(prompt, y) for prompt in state["prompts"]])
-                for y in ids])
-            totals = {}
-            for key, per_doc in zip(first, scored, strict=True):
-                mixed = [mixture_logprob(list(column), weights) for column in zip(*per_doc,
-                                                                                  strict=True)]
-                totals[key] = sum(mixed) / len(mixed) if mixed else -math.inf
+            ids = await asyncio.gather(*[lm.tokenize(c["text"]) for c in first.values()])
+            mixed = await asyncio.gather(*[
+                ensemble_logprobs(lm, state["prompts"], weights, y) for y in ids])
+            totals = {key: sum(m) / len(m) if m else -math.inf
+                      for key, m in zip(first, mixed, strict=True)}
             chosen = first[max(totals, key=lambda k: (totals[k], -list(totals).index(k)))]
-            cost = {"lm_calls": sum(len(s) for s in scored),
+            cost = {"lm_calls": len(ids) * len(state["prompts"]),
                     "prompt_tokens": sum(len(p) + len(y) for y in ids for p in state["prompts"])}
         docs = state.get("documents", [])
         entry: ReplugTrace = {
