@@ -19,7 +19,6 @@ import json
 import random
 from pathlib import Path
 
-from activerag.context import ReplugContext
 from activerag.nodes.replug import ensemble_logprobs, weights_of
 from activerag.nodes.replug_logic import bits_per_byte
 from activerag.settings import Settings
@@ -42,7 +41,7 @@ async def passage_bpb(lm: VLLMTokens, corpus: Corpus, text: str, title: str,
     prompts = await asyncio.gather(*[lm.tokenize(f"{d.page_content}\n\n{x}") for d, _ in found])
     docs = [d.model_copy(update={"metadata": {**d.metadata, "score": s}}) for d, s in found]
     for k in KS:
-        weights = weights_of(docs[:k], ReplugContext(k=k))
+        weights = weights_of(docs[:k])
         logprobs = await ensemble_logprobs(lm, prompts[:k], weights, y_ids)
         out[f"replug k={k}"] = bits_per_byte(logprobs, " " + y)
     others = [d for d in rng.sample(corpus.bm25.docs, 30) if d.metadata.get("title") != title]

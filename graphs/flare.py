@@ -26,6 +26,7 @@ def build_flare_graph(
     *,
     gate: Node | object | None = None,
     formulate_query: Node | object | None = None,
+    regenerate: Node | object | None = None,
     name: str = "flare",
     checkpointer: Checkpointer = None,
 ) -> Compiled:
@@ -42,7 +43,8 @@ def build_flare_graph(
     g.add_node("formulate_query", formulate_query or flare.make_formulate_query(parts),  # type: ignore[arg-type]
                retry_policy=LM_RETRY)
     g.add_node("retrieve", common.make_retrieve(parts))
-    g.add_node("regenerate", common.make_generate(parts, "sentence"), retry_policy=LM_RETRY)
+    g.add_node("regenerate", regenerate or common.make_generate(parts, "sentence"),  # type: ignore[arg-type]
+               retry_policy=LM_RETRY)
     g.add_node("accept", common.make_accept(parts))
     g.add_edge("draft", "confidence_gate")
     g.add_conditional_edges("confidence_gate", flare.route_after_gate)

@@ -11,6 +11,7 @@ from activerag.graphs.baselines import no_retrieval_graph, single_graph
 from activerag.graphs.emitting import instruct_graph, self_ask_graph
 from activerag.graphs.flare import graph, next_sentence_graph
 from activerag.graphs.passive import previous_sentence_graph, previous_window_graph
+from activerag.graphs.replug import flare_replug_graph
 from activerag.graphs.replug import graph as replug_graph
 
 METHODS: dict[str, tuple[Any, dict[str, Any]]] = {
@@ -27,6 +28,8 @@ METHODS: dict[str, tuple[Any, dict[str, Any]]] = {
     "flare_explicit": (graph, {"query_formulation": "explicit"}),
     "flare_combined": (graph, {"combine_retrieval": True}),
     "flare_instruct": (instruct_graph, {}),
+    # FLARE's gate and queries, REPLUG's ensemble writing the regenerated sentence
+    "flare_replug": (flare_replug_graph, {}),
     # REPLUG (ReplugContext: k=10 documents ensembled, whatever FLARE's k)
     "replug": (replug_graph, {"ensemble": "agree"}),
     "replug_token": (replug_graph, {"ensemble": "token"}),

@@ -9,6 +9,7 @@ from langgraph.types import Checkpointer
 
 from activerag.context import ReplugContext
 from activerag.graphs.base import LM_RETRY
+from activerag.graphs.flare import Compiled, build_flare_graph
 from activerag.lm import LM
 from activerag.nodes import replug
 from activerag.nodes.parts import Parts
@@ -58,3 +59,23 @@ def build_replug_graph(
 
 
 graph = build_replug_graph()
+
+
+def build_flare_replug_graph(
+    lm: LM | None = None,
+    token_lm: TokenLM | None = None,
+    retriever: BaseRetriever | None = None,
+    splitter: SentenceSplitter | None = None,
+    *,
+    checkpointer: Checkpointer = None,
+) -> Compiled:
+    """FLARE whose regenerated sentences REPLUG writes: FLARE's gate decides when to retrieve
+    and with what query; the retrieved documents are ensembled (Eq. 2) instead of concatenated.
+    Its context is FlareContext (k documents per retrieval)."""
+    parts = Parts(lm=lm, token_lm=token_lm, retriever=retriever, splitter=splitter)
+    return build_flare_graph(lm, retriever, splitter, name="flare_replug",
+                             regenerate=replug.make_ensemble_sentence(parts),
+                             checkpointer=checkpointer)
+
+
+flare_replug_graph = build_flare_replug_graph()

@@ -15,16 +15,30 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send
 
-from activerag.context import ReplugContext
+from activerag.context import FlareContext, ReplugContext
 from activerag.errors import ActiveRagError, EmptyQuestion
+from activerag.lm import Generation, Token
 from activerag.metrics import extract_answer, normalize
-from activerag.nodes.common import AnswerCut, lm_cost, shots
+from activerag.nodes.common import (
+    AnswerCut,
+    lm_cost,
+    make_generate,
+    prompt_documents,
+    shots,
+    unit_update,
+)
 from activerag.nodes.logic import answer_end
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import ANSWER_STOPS, answer_prompt
-from activerag.nodes.replug_logic import decide_round, doc_weights, mixture_logprob, vote
-from activerag.state import COUNTERS, ReplugState, ReplugTrace
-from activerag.token_lm import TokenLM
+from activerag.nodes.replug_logic import (
+    Decided,
+    decide_round,
+    doc_weights,
+    mixture_logprob,
+    vote,
+)
+from activerag.state import COUNTERS, FlareState, ReplugState, ReplugTrace
+from activerag.token_lm import Steps, TokenLM
 
 Update = dict[str, Any]
 # How the tokenizers of the served models write their special tokens (end of sequence or of a
@@ -32,13 +46,15 @@ Update = dict[str, Any]
 _SPECIAL = re.compile(r"|<\|[^|<>\s]+\|>|</s>|<eos>|<end_of_turn>")
 
 
-def weights_of(docs: Sequence[Document], ctx: ReplugContext) -> list[float]:
-    """λ(d, x) from the scores the store put on the documents (Eq. 2, see ReplugContext.tau)."""
+def weights_of(docs: Sequence[Document], retriever: str = "bm25",
+               tau: float | None = None) -> list[float]:
+    """λ(d, x) from the scores the store put on the documents (Eq. 2, see ReplugContext.tau):
+    with no TAU, BM25 scores are divided by the top one and τ = 1."""
     scores = [float(d.metadata.get("score", 0.0)) for d in docs]
-    if ctx.tau is None and ctx.retriever == "bm25" and scores and max(scores) > 0:
+    if tau is None and retriever == "bm25" and scores and max(scores) > 0:
         top = max(scores)
         scores = [s / top for s in scores]
-    return doc_weights(scores, ctx.tau or 1.0)
+    return doc_weights(scores, tau or 1.0)
 
 
 def begin(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
@@ -73,7 +89,8 @@ def make_retrieve(parts: Parts) -> Any:
             prompts = list(await asyncio.gather(*[
                 lm.tokenize(answer_prompt(state["question"], "", [d], ctx.prompt_format, task))
                 for d in docs]))
-        return {"documents": docs, "weights": weights_of(docs, ctx), "prompts": prompts,
+        return {"documents": docs, "weights": weights_of(docs, ctx.retriever, ctx.tau),
+                "prompts": prompts,
                 "retrievals": 1, "retrieval_steps": 1,
                 "retrieved_titles": [d.metadata.get("title", "") for d in docs]}
 
@@ -97,11 +114,8 @@ def make_propose(parts: Parts) -> Any:
         ctx = runtime.context
         lm = await parts.token_lm_for(ctx)
         steps = await lm.steps(branch["prompt"], branch["n"], ctx.top_logprobs)
-        positions = [[p.token, sorted(p.top.items())] for p in steps.positions]
-        return {"proposals": [{"doc": branch["doc"], "positions": positions,
-                               "ended": steps.ended}],
-                "lm_calls": 1, "generated_tokens": len(positions),
-                "prompt_tokens": steps.prompt_tokens}
+        return {"proposals": [_proposal(branch["doc"], steps)], "lm_calls": 1,
+                "generated_tokens": len(steps.positions), "prompt_tokens": steps.prompt_tokens}
 
     return propose
 
@@ -124,6 +138,29 @@ def _stop_at(text: str) -> int | None:
     return min(hits) if hits else None
 
 
+async def _decide(lm: TokenLM, proposals: Sequence[dict[str, Any]], weights: Sequence[float]
+                  ) -> tuple[Decided, list[int], list[str], bool]:
+    """One round's tokens (decide_round) with their texts, cut before the first token that
+    ends the output: one a document ended its own output with, or any special token."""
+    views = [[(tok, dict(top)) for tok, top in p["positions"]] for p in proposals]
+    decided = decide_round(views, weights)
+    ended = not decided.tokens or all(
+        p["ended"] and len(p["positions"]) == len(decided.tokens) for p in proposals)
+    pieces = await _pieces(lm, decided.tokens)
+    ends = {p["positions"][-1][0] for p in proposals if p["ended"] and p["positions"]}
+    stops = [i for i, (t, piece) in enumerate(zip(decided.tokens, pieces, strict=True))
+             if t in ends or _SPECIAL.fullmatch(piece)]
+    if stops:
+        return decided, decided.tokens[:stops[0]], pieces[:stops[0]], True
+    return decided, decided.tokens, pieces, ended
+
+
+def _proposal(doc: int, steps: Steps) -> dict[str, Any]:
+    """A document's look-ahead as state holds it (ids and sorted top-N pairs)."""
+    return {"doc": doc, "positions": [[p.token, sorted(p.top.items())] for p in steps.positions],
+            "ended": steps.ended}
+
+
 def make_ensemble(parts: Parts) -> Any:
     """Node: Eq. 2 over this round's look-aheads (decide_round), then the stops.
 
@@ -135,20 +172,7 @@ def make_ensemble(parts: Parts) -> Any:
         ctx = runtime.context
         lm = await parts.token_lm_for(ctx)
         proposals = sorted(state.get("proposals", []), key=lambda p: p["doc"])
-        views = [[(tok, dict(top)) for tok, top in p["positions"]] for p in proposals]
-        decided = decide_round(views, state["weights"])
-        ended = not decided.tokens or all(
-            p["ended"] and len(p["positions"]) == len(decided.tokens) for p in proposals)
-        pieces = await _pieces(lm, decided.tokens)
-        # the token a document ended its output with, or any special token, ends the answer
-        ends = {p["positions"][-1][0] for p in proposals if p["ended"] and p["positions"]}
-        stops = [i for i, (t, piece) in enumerate(zip(decided.tokens, pieces, strict=True))
-                 if t in ends or _SPECIAL.fullmatch(piece)]
-        if stops:
-            cut = stops[0]
-            decided_tokens, pieces, ended = decided.tokens[:cut], pieces[:cut], True
-        else:
-            decided_tokens = decided.tokens
+        decided, decided_tokens, pieces, ended = await _decide(lm, proposals, state["weights"])
         n = len(decided_tokens)
         text, offsets = state.get("text", ""), list(state.get("offsets", []))
         for piece in pieces:
@@ -310,3 +334,53 @@ def make_combine(parts: Parts) -> Any:
                 "done": True, **cost}
 
     return combine
+
+
+def make_ensemble_sentence(parts: Parts, lookahead: int = 8, top: int = 20) -> Any:
+    """Node for the FLARE family: regenerate the sentence with REPLUG's ensemble over this
+    step's documents (each prompt holds one of them), in place of one pass over all of them.
+
+    FLARE's gate decides when to retrieve; the documents then vote token by token (agree
+    rounds, as the `replug` graph decides them) until Punkt sees the sentence end.
+    """
+
+    async def regenerate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
+        ctx = runtime.context
+        docs = prompt_documents(state, ctx)
+        if not docs:  # nothing to ensemble: one pass without documents
+            return await make_generate(parts, "sentence")(state, runtime)
+        lm = await parts.token_lm_for(ctx)
+        task = await shots(parts, ctx, per_exemplar=1)
+        prompts = await asyncio.gather(*[
+            lm.tokenize(answer_prompt(state["question"], state.get("answer", ""), [d],
+                                      ctx.prompt_format, task)) for d in docs])
+        weights = weights_of(docs, ctx.retriever)
+        splitter = await parts.splitter_for(ctx)
+        budget = min(ctx.max_sentence_tokens,
+                     ctx.max_answer_tokens - state.get("answer_tokens", 0))
+        ids: list[int] = []
+        tokens: list[Token] = []
+        text, ended, calls, generated = "", False, 0, 0
+        end: int | None = None
+        while not ended and len(ids) < max(1, budget) and end is None:
+            n = max(1, min(lookahead, budget - len(ids)))
+            steps = await asyncio.gather(*[lm.steps([*p, *ids], n, top) for p in prompts])
+            calls, generated = calls + len(steps), generated + sum(len(s.positions)
+                                                                   for s in steps)
+            decided, new, pieces, ended = await _decide(
+                lm, [_proposal(i, s) for i, s in enumerate(steps)], weights)
+            for piece, low in zip(pieces, decided.low, strict=False):
+                tokens.append(Token(piece, math.log(max(low, 1e-12)), len(text)))
+                text += piece
+            ids += new
+            stop = _stop_at(text)
+            if stop is not None:
+                text, ended = text[:stop], True
+            end = splitter.first_sentence_end(text, ended or len(ids) >= budget)
+        end = len(text) if end is None else end
+        kept = [t for t in tokens if t.start < end]
+        gen = Generation(text[:end], kept, ended and end >= len(text.rstrip()), generated,
+                         complete=True)
+        return {**unit_update(gen, seen=docs), "lm_calls": calls}
+
+    return regenerate

@@ -40,6 +40,8 @@ activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval --store "
   --methods replug,none,single_k1,single_k10,replug_vote
 # REPLUG's cost: token vs agree mode on demo questions, one at a time (same tokens).
 python benchmarks/replug_cost.py --n 6 --k 10 --lookahead 8 16 > runs/replug-cost.md
+# REPLUG as a language model: bits per byte of 40 held-out passages (Table 1 / Figure 4 shape).
+python benchmarks/replug_lm.py --store "$STORE" --n 40 --concurrency 2 --out runs/replug-lm
 # The peer, one question at a time.
 python benchmarks/flarechain_compare.py --store "$STORE" --n 20 --out runs/flarechain
 # Copy the summaries (no per-example outputs: they hold the datasets' questions) into results/.

@@ -32,9 +32,8 @@ async def run(lm, **ctx):
     return await graph.ainvoke({"question": QUESTION}, context=ReplugContext(k=2, **ctx))
 
 
-def weights(**ctx):
-    docs = retriever().invoke(QUESTION)
-    return weights_of(docs, ReplugContext(**ctx))
+def weights(retriever_kind: str = "bm25", tau: float | None = None):
+    return weights_of(retriever().invoke(QUESTION), retriever_kind, tau)
 
 
 def test_bm25_scores_are_scaled_by_the_top_one_unless_tau_is_set():
@@ -46,7 +45,7 @@ def test_bm25_scores_are_scaled_by_the_top_one_unless_tau_is_set():
     assert weights(tau=1.0) == pytest.approx(
         [1 / (1 + math.exp(s2 - s1)), 1 / (1 + math.exp(s1 - s2))])
     # Chroma's cosine goes in as it is (Eq. 2)
-    assert weights(retriever="chroma") == pytest.approx(weights(tau=1.0))
+    assert weights("chroma") == pytest.approx(weights(tau=1.0))
 
 
 async def test_the_better_scored_document_wins_where_the_documents_disagree():
@@ -208,3 +207,23 @@ async def test_the_trace_prints_certainty_documents_and_weights():
         "[0] certified 100% of its tokens\n"
         f"    docs (λ): Alpha Beta ({w_a:.2f}), Alpha Move ({w_b:.2f})\n"
         "    => So the answer is Vesk.")
+
+
+async def test_flare_replug_lets_the_retrieved_documents_vote_on_the_regenerated_sentence():
+    from activerag.context import FlareContext
+    from activerag.graphs.replug import build_flare_replug_graph
+
+    draft = ScriptedLM([ends("Alpha Beta was born in Gepu.", low={"Gepu.": 0.2})])
+    token_lm = ScriptedTokenLM({"Vesk": says("Alpha Beta was born in Vesk."),
+                                "Ulm": says("Alpha Beta was born in Ulm.")})
+    graph = build_flare_replug_graph(draft, token_lm, retriever(), SentenceSplitter())
+    out = await graph.ainvoke({"question": QUESTION},
+                              context=FlareContext(theta=0.5, initial_retrieval=False))
+    [step] = out["trace"]
+    assert step["retrieved"] and step["queries"] == ["Alpha Beta was born in"]
+    assert step["doc_titles"] == ["Alpha Beta", "Alpha Move"]
+    # the better-scored document's belief wins the ensemble
+    assert out["answer"] == "Alpha Beta was born in Vesk."
+    # one draft, then agree rounds: both documents once (they part at the last word), then
+    # the end of sequence from both
+    assert out["lm_calls"] == 1 + 4

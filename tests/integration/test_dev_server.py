@@ -63,7 +63,8 @@ async def test_dev_server_runs_flare(dev_server):
     client = get_client(url=dev_server)
     registered = {a["graph_id"] for a in await client.assistants.search(limit=50)}
     assert registered == {"flare", "next_sentence", "previous_sentence", "previous_window",
-                          "self_ask", "flare_instruct", "single", "no_retrieval", "replug"}
+                          "self_ask", "flare_instruct", "single", "no_retrieval", "replug",
+                          "flare_replug"}
     graph = await client.assistants.get_graph("flare")
     nodes = {n["id"] for n in graph["nodes"]}
     assert {"draft", "confidence_gate", "formulate_query", "retrieve", "regenerate",

@@ -86,3 +86,17 @@ async def test_vote_and_rescore_pick_one_of_the_documents_answers(vllm_url, demo
     assert vote["lm_calls"] == 4
     # rescore adds one echo request per candidate and document
     assert rescore["lm_calls"] == 4 + 4 * len(rescore["trace"][0]["candidates"])
+
+
+async def test_flare_replug_regenerates_retrieved_sentences_by_ensemble(vllm_url, demo_store):
+    from activerag.context import FlareContext
+    from activerag.graphs.replug import build_flare_replug_graph
+
+    ctx = FlareContext(base_url=vllm_url, store_dir=str(demo_store), theta=1.0, k=3,
+                       max_answer_tokens=32)
+    out = await build_flare_replug_graph().ainvoke({"question": QUESTIONS[24]}, context=ctx)
+    trace = out["trace"]
+    assert trace and all(s["retrieved"] and len(s["doc_ids"]) == 3 for s in trace)
+    # each sentence: one draft, then at least one look-ahead request per document
+    assert out["lm_calls"] >= len(trace) * (1 + 3)
+    assert out["answer"].strip() and "<|im_end|>" not in out["answer"]
