@@ -10,7 +10,7 @@ from pathlib import Path
 from activerag.evaluate import Run, markdown_table, summarise_methods
 
 RUNS, OUT = Path("runs"), Path("results")
-RUN_FOLDERS = ("2wiki-main-n200", "demo-n48", "2wiki-family-n50")
+RUN_FOLDERS = ("2wiki-main-n200", "demo-n48", "2wiki-family-n50", "2wiki-replug-n50")
 SWEEPS = {"beta": "n100", "theta": "n100", "next_previous": "n50", "window": "n50"}
 
 
@@ -32,6 +32,14 @@ for sweep, suffix in SWEEPS.items():
             shutil.copy(src, OUT / f"sweep-{sweep}-{suffix}.{ext}")
         else:
             print(f"skipped {src}: not there")
+for src, dst in ((RUNS / "replug-cost.md", OUT / "replug-cost.md"),
+                 (RUNS / "replug-lm" / "replug-lm.md", OUT / "replug-lm.md"),
+                 (RUNS / "replug-lm" / "replug-lm.png", OUT / "replug-lm.png"),
+                 (RUNS / "replug-lm" / "replug-lm.json", OUT / "replug-lm.json")):
+    if src.exists():
+        shutil.copy(src, dst)
+    else:
+        print(f"skipped {src}: not there")
 flarechain = RUNS / "flarechain"
 for ext in ("md", "json"):
     if (flarechain / f"compare.{ext}").exists():
