@@ -78,6 +78,10 @@ def make_retrieve(parts: Parts) -> Any:
 
     async def retrieve(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
         ctx = runtime.context
+        store = getattr(await parts.retriever_for(ctx), "store", None)
+        if store is not None and len(store) < ctx.k:
+            raise ActiveRagError(f"k={ctx.k} documents to ensemble, but the corpus holds only "
+                                 f"{len(store)} passages; lower k or ingest more")
         docs = await parts.search(ctx, state["question"])
         if not docs:
             raise ActiveRagError(f"no passage of the corpus matches {state['question']!r}; "

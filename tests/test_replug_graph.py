@@ -134,7 +134,7 @@ async def test_bad_settings_and_input_are_refused():
             {"question": " "}, context=ReplugContext())
     with pytest.raises(ActiveRagError, match="no passage of the corpus matches"):
         await build_replug_graph(lm=lm, retriever=retriever()).ainvoke(
-            {"question": "zzz qqq?"}, context=ReplugContext())
+            {"question": "zzz qqq?"}, context=ReplugContext(k=2))
 
 
 class ByDocument:
@@ -227,3 +227,47 @@ async def test_flare_replug_lets_the_retrieved_documents_vote_on_the_regenerated
     # one draft, then agree rounds: both documents once (they part at the last word), then
     # the end of sequence from both
     assert out["lm_calls"] == 1 + 4
+
+
+async def test_k_larger_than_the_corpus_is_refused():
+    from activerag.errors import ActiveRagError
+
+    lm = ScriptedTokenLM({"Vesk": says("x")})
+    with pytest.raises(ActiveRagError, match="k=10 documents to ensemble, but the corpus "
+                                             "holds only 3 passages"):
+        await build_replug_graph(lm=lm, retriever=retriever(10)).ainvoke(
+            {"question": QUESTION}, context=ReplugContext(k=10))
+
+
+async def test_a_server_with_too_few_top_logprobs_is_refused():
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from activerag.errors import NoLogprobs
+    from activerag.token_lm import VLLMTokens
+
+    class FiveTops(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["content-length"]))
+            tops = {f"token_id:{i}": -1.0 - i for i in range(5)}
+            body = json.dumps({"choices": [{"text": "a", "finish_reason": "length", "logprobs": {
+                "tokens": ["token_id:0"], "token_logprobs": [-1.0], "top_logprobs": [tops]}}],
+                "usage": {"prompt_tokens": 3}}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = HTTPServer(("127.0.0.1", 0), FiveTops)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        lm = VLLMTokens(f"http://127.0.0.1:{srv.server_port}/v1", "m")
+        with pytest.raises(NoLogprobs, match="returned 5 top logprobs where 20 were asked"):
+            await lm.steps([1, 2, 3], 1, 20)
+        assert len((await lm.steps([1, 2, 3], 1, 5)).positions) == 1
+    finally:
+        srv.shutdown()
