@@ -21,3 +21,17 @@ def test_quickstart_notebook_runs(vllm_url, tmp_path, monkeypatch):
     assert "added 330 to BM25" in outputs
     assert "min p=" in outputs and "=>" in outputs
     assert "lm_calls" in outputs
+
+
+def test_replug_notebook_runs(vllm_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("ACTIVERAG_BASE_URL", vllm_url)
+    monkeypatch.setenv("ACTIVERAG_STORE_DIR", str(tmp_path / "store"))
+    nb = nbformat.read(NOTEBOOK.parent / "replug.ipynb", as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={
+        "metadata": {"path": str(tmp_path)}}).execute()
+    outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                      for o in c.get("outputs", []))
+    assert "added 330 to BM25" in outputs
+    assert "certified" in outputs and "docs (λ)" in outputs
+    assert outputs.count("λ=") == 4
+    assert "the ensemble writes" in outputs
