@@ -82,6 +82,8 @@ class VLLMTokens:
     timeout: float = 300.0
     _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = field(
         default_factory=weakref.WeakKeyDictionary, repr=False)
+    _pieces: dict[int, str] = field(default_factory=dict, repr=False)
+    """Texts of single tokens already asked for (the ensemble asks for each it decides)."""
 
     def _client(self) -> httpx.AsyncClient:
         """One HTTP pool per event loop (a pool is bound to the loop that made it)."""
@@ -121,7 +123,11 @@ class VLLMTokens:
     async def detokenize(self, ids: Sequence[int]) -> str:
         if not ids:
             return ""
+        if len(ids) == 1 and ids[0] in self._pieces:
+            return self._pieces[ids[0]]
         out = await self._post("/detokenize", {"tokens": list(ids)})
+        if len(ids) == 1:
+            self._pieces[ids[0]] = str(out["prompt"])
         return str(out["prompt"])
 
     async def steps(self, prompt: Sequence[int], max_tokens: int, top: int) -> Steps:

@@ -63,8 +63,8 @@ def begin(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
     if not question:
         raise EmptyQuestion("the question is empty; pass a non-empty 'question'")
     return {"question": question, "answer_ids": [], "text": "", "sentences": 0, "offsets": [],
-            "lows": [],
-            "exact": [], "answer": "", "answer_tokens": 0, "done": False, "certified": 0.0,
+            "lows": [], "exact": [], "answer": "", "answer_tokens": 0, "done": False,
+            "certified": 0.0,
             "proposals": Overwrite([]), "candidates": Overwrite([]), "trace": Overwrite([]),
             "retrieved_titles": Overwrite([]), **{name: Overwrite(0) for name in COUNTERS}}
 
