@@ -1,4 +1,4 @@
-"""Command line: serve, ingest, ask, eval, demo."""
+"""Command line: serve, ingest, ask, eval, sweep, train-retriever, demo."""
 
 from __future__ import annotations
 
@@ -47,6 +47,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="exemplars carry documents retrieved with their questions "
                         "(default: on for --prompts paper)")
     p.add_argument("--retriever", choices=["bm25", "chroma"])
+    p.add_argument("--query-encoder", dest="query_encoder",
+                   help="query encoder folder from `activerag train-retriever` (with "
+                        "--retriever chroma)")
     p.add_argument("--max-sentences", dest="max_sentences", type=int)
     p.add_argument("--max-answer-tokens", dest="max_answer_tokens", type=int)
     p.add_argument("--prompt-format", dest="prompt_format", choices=["chatml", "plain"])
@@ -202,6 +205,62 @@ def _demo(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _train_retriever(args: argparse.Namespace, settings: Settings) -> int:
+    from activerag import lsr
+    from activerag.datasets import twowiki
+    from activerag.lm import VLLMClient
+    from activerag.stats import bootstrap_ci, paired_bootstrap_p
+    from activerag.stores.chroma import QueryEncoder
+    from activerag.stores.corpus import Corpus
+    from activerag.token_lm import VLLMTokens
+
+    config = lsr.LSRConfig(k=args.k, gamma=args.gamma, beta=args.lm_beta, lm_score=args.lm_score,
+                           direction=args.kl, lr=args.lr, batch=args.batch, epochs=args.epochs,
+                           seed=args.seed, checkpoint_every=args.checkpoint_every)
+    config.check()
+    store = Path(args.store_dir) if args.store_dir else settings.stores
+    corpus = Corpus(store, settings.chroma_url)
+    examples = lsr.training_examples(args.n, args.seed)
+    held_out = twowiki()[: args.eval_n]
+    clash = lsr.overlap(examples, held_out)
+    if clash:
+        raise ActiveRagError(f"{clash} held-out questions are also training questions")
+    url = args.base_url or settings.url
+    lm = VLLMTokens(url, args.model or settings.model or VLLMClient(url).model)
+    cache = lsr.ScoreCache(settings.home / "lsr-lm-scores.sqlite")
+    out = Path(args.out)
+    print(f"training a query encoder on {len(examples)} 2Wiki questions (none of them an "
+          f"evaluation question), k={config.k}, γ={config.gamma}, β={config.beta}, "
+          f"{config.epochs} epochs of batch {config.batch}; LM {lm.model} at {url}",
+          file=sys.stderr)
+    report = lsr.Trainer(corpus, lm, out, config, cache).train(examples, resume=not args.fresh)
+    print(f"trained {report.steps} steps; loss {report.losses[0]:.4f} -> "
+          f"{sum(report.losses[-5:]) / len(report.losses[-5:]):.4f} (mean of the last 5); LM "
+          f"scored {report.scored_pairs} pairs, {report.cached_pairs} from the cache; "
+          f"encoder in {out}")
+    ks = [k for k in (1, 2, 5, 10, 20) if k <= len(corpus.chroma)]
+    before = lsr.recall_at(corpus.chroma, held_out, ks)
+    after = lsr.recall_at(corpus.chroma, held_out, ks, QueryEncoder(out))
+    lines = [f"gold-title recall@k on the first {len(held_out)} 2Wiki questions (held out; mean, "
+             "95% bootstrap interval, paired p)", "",
+             "| k | MiniLM | LSR query encoder | p |", "|---|---|---|---|"]
+    table = {}
+    for k in ks:
+        b, a = before[k], after[k]
+        bl, bh = bootstrap_ci(b)
+        al, ah = bootstrap_ci(a)
+        pval = paired_bootstrap_p(a, b)
+        table[k] = {"before": sum(b) / len(b), "before_ci": [bl, bh], "after": sum(a) / len(a),
+                    "after_ci": [al, ah], "p": pval}
+        lines.append(f"| {k} | {table[k]['before']:.3f} [{bl:.3f}, {bh:.3f}] | "
+                     f"{table[k]['after']:.3f} [{al:.3f}, {ah:.3f}] | {pval:.3f} |")
+    (out / "recall.json").write_text(json.dumps({"n": len(held_out), "recall": table},
+                                                indent=1))
+    (out / "recall.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of `activerag`."""
     p = argparse.ArgumentParser(prog="activerag", description=__doc__)
@@ -257,6 +316,30 @@ def parser() -> argparse.ArgumentParser:
                    help="serve identical LM requests from a cache under ACTIVERAG_HOME")
     _add_run_options(w)
     w.set_defaults(func=_sweep)
+
+    t = sub.add_parser("train-retriever",
+                       help="REPLUG-LSR: train a query encoder from the served LM's scores")
+    t.add_argument("--out", required=True, help="folder for the encoder and its checkpoints")
+    t.add_argument("--store", dest="store_dir", help="corpus folder (needs the dense store)")
+    t.add_argument("--n", type=int, help="training questions (default: all 2Wiki ones left "
+                                         "after the held-out head and deduplication)")
+    t.add_argument("--k", type=int, default=10, help="passages per question")
+    t.add_argument("--gamma", type=float, default=0.1, help="retriever temperature γ")
+    t.add_argument("--beta", dest="lm_beta", type=float, default=0.1, help="LM temperature β")
+    t.add_argument("--lm-score", choices=["mean", "sum"], default="mean")
+    t.add_argument("--kl", choices=["paper", "reverse"], default="paper",
+                   help="KL(P_R||Q) as in Eq. 5, or the official code's KL(Q||P_R)")
+    t.add_argument("--lr", type=float, default=2e-5)
+    t.add_argument("--batch", type=int, default=16)
+    t.add_argument("--epochs", type=int, default=3)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--checkpoint-every", type=int, default=10)
+    t.add_argument("--eval-n", type=int, default=200,
+                   help="held-out 2Wiki questions for recall@k before and after")
+    t.add_argument("--fresh", action="store_true", help="ignore a checkpoint in --out")
+    t.add_argument("--base-url", dest="base_url")
+    t.add_argument("--model")
+    t.set_defaults(func=_train_retriever)
 
     d = sub.add_parser("demo", help="serve, ingest the demo corpus, answer demo questions")
     d.add_argument("--n", type=int, default=2, help="questions of each kind (two-hop, one-hop)")

@@ -36,6 +36,9 @@ class ServingContext:
     """Which store of the corpus answers queries (the paper uses BM25)."""
     store_dir: str = _env("ACTIVERAG_STORE_DIR", "")
     """Corpus folder; empty: the default under ACTIVERAG_HOME."""
+    query_encoder: str = ""
+    """A query encoder folder trained by `activerag train-retriever` (REPLUG-LSR), searching
+    the chroma store; empty: the collection's own MiniLM."""
 
     @property
     def exemplars_retrieve(self) -> bool:

@@ -58,9 +58,9 @@ async def shots(parts: Parts, ctx: ServingContext, kind: TaskKind = "cot",
     if not ctx.exemplars_retrieve or not task.exemplars:
         return task
     n = per_exemplar or ctx.k
-    # once per corpus (its size changes with an ingest), retriever, n and exemplar set
+    # once per corpus (its size changes with an ingest), retriever, encoder, n, exemplar set
     store = getattr(await parts.retriever_for(ctx), "store", None)
-    key = ("shots", ctx.store_dir, ctx.retriever, n, kind, ctx.prompt_set,
+    key = ("shots", ctx.store_dir, ctx.retriever, ctx.query_encoder, n, kind, ctx.prompt_set,
            None if store is None else len(store))
     if key not in parts.memo:
         found = await asyncio.gather(*[parts.search(ctx, e.question, n)

@@ -89,7 +89,8 @@ class Parts:
         if self.retriever is not None:
             return self.retriever
         corpus = await asyncio.to_thread(_corpus, ctx.store_dir)
-        return await asyncio.to_thread(corpus.retriever, ctx.retriever, ctx.k)
+        return await asyncio.to_thread(corpus.retriever, ctx.retriever, ctx.k,
+                                       ctx.query_encoder)
 
     async def splitter_for(self, ctx: ServingContext) -> SentenceSplitter:
         """The given splitter, or Punkt trained on the context's corpus."""

@@ -134,21 +134,136 @@ class ChromaStore:
 
     def search(self, query: str, k: int) -> list[tuple[Document, float]]:
         """Top K passages by cosine similarity (1 - cosine distance)."""
-        if len(self) == 0:
-            raise CorpusError("the Chroma store is empty; ingest a corpus first "
-                              "(activerag ingest PATH)")
+        self._check_not_empty()
         if not query.strip():
             return []
         res = self.collection.query(query_texts=[query], n_results=k,
                                     include=["documents", "metadatas", "distances"])
-        out = []
-        for pid, text, meta, dist in zip(res["ids"][0], res["documents"][0],  # type: ignore[index]
-                                         res["metadatas"][0], res["distances"][0], strict=True):
-            doc = Document(page_content=text, id=pid,
-                           metadata={"id": pid, "title": meta.get("title", ""),
-                                     "source": meta.get("source", "")})
-            out.append((doc, 1.0 - float(dist)))
-        return out
+        return [[(d, s) for d, s, _ in hits] for hits in _hits(res)][0]
+
+    def search_vectors(self, vectors: Any, k: int,
+                       ) -> list[list[tuple[Document, float, np.ndarray]]]:
+        """Top K passages for each query vector (unit length), with each passage's stored
+        embedding: what a query encoder other than the collection's own searches with."""
+        self._check_not_empty()
+        res = self.collection.query(query_embeddings=[np.asarray(v, np.float32) for v in vectors],
+                                    n_results=k,
+                                    include=["documents", "metadatas", "distances", "embeddings"])
+        return _hits(res)
+
+    def embeddings(self, ids: list[str]) -> np.ndarray:
+        """The stored embeddings of IDS, in that order."""
+        res = self.collection.get(ids=ids, include=["embeddings"])
+        by_id = dict(zip(res["ids"], res["embeddings"], strict=True))  # type: ignore[arg-type]
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise CorpusError(f"{len(missing)} passages are not in the Chroma store "
+                              f"(e.g. {missing[0]}); was the corpus re-ingested?")
+        return np.asarray([by_id[i] for i in ids], np.float32)
+
+    def dimension(self) -> int:
+        """The length of the stored embeddings."""
+        self._check_not_empty()
+        res = self.collection.peek(limit=1)
+        return len(res["embeddings"][0])  # type: ignore[index]
+
+    def _check_not_empty(self) -> None:
+        if len(self) == 0:
+            raise CorpusError("the Chroma store is empty; ingest a corpus first "
+                              "(activerag ingest PATH)")
 
     def __len__(self) -> int:
         return int(self.collection.count())
+
+
+def _hits(res: Any) -> list[list[tuple[Document, float, Any]]]:
+    """Chroma's query result as (document, cosine similarity, embedding or None) per query."""
+    out = []
+    embeddings = res.get("embeddings")
+    for q, ids in enumerate(res["ids"]):
+        hits = []
+        for j, pid in enumerate(ids):
+            meta = res["metadatas"][q][j] or {}
+            doc = Document(page_content=res["documents"][q][j], id=pid,
+                           metadata={"id": pid, "title": meta.get("title", ""),
+                                     "source": meta.get("source", "")})
+            vector = None if embeddings is None else np.asarray(embeddings[q][j], np.float32)
+            hits.append((doc, 1.0 - float(res["distances"][q][j]), vector))
+        out.append(hits)
+    return out
+
+
+class QueryEncoder:
+    """A query tower trained apart from the passages' encoder (REPLUG-LSR, `activerag
+    train-retriever`): a sentence-transformers folder whose vectors search a collection that
+    keeps its MiniLM passage embeddings."""
+
+    def __init__(self, path: Path) -> None:
+        if not path.is_dir():
+            raise ModelFileMissing(f"the query encoder folder {path} does not exist; train one "
+                                   "with `activerag train-retriever --out DIR` or fix the path")
+        if not (path / "config.json").exists() and not (path / "modules.json").exists():
+            raise ModelFileMissing(f"{path} holds no sentence-transformers model (no "
+                                   "modules.json or config.json); point --query-encoder at the "
+                                   "folder `activerag train-retriever --out` wrote")
+        self.path = path
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def model(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                from sentence_transformers import SentenceTransformer
+
+                self._model = SentenceTransformer(str(self.path), device="cpu")
+            return self._model
+
+    def dimension(self) -> int:
+        return _dimension(self.model())
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 vectors of TEXTS."""
+        return np.asarray(self.model().encode(list(texts), batch_size=64,
+                                              normalize_embeddings=True,
+                                              show_progress_bar=False), np.float32)
+
+
+class EncodedQueryStore:
+    """The Chroma store searched with a separate query encoder (checked against the stored
+    dimension on first use)."""
+
+    def __init__(self, chroma: ChromaStore, encoder: QueryEncoder) -> None:
+        self.chroma = chroma
+        self.encoder = encoder
+        self._checked = False
+
+    def add(self, docs: list[Document]) -> int:
+        return self.chroma.add(docs)
+
+    def check(self) -> None:
+        if not self._checked:
+            have, want = self.encoder.dimension(), self.chroma.dimension()
+            if have != want:
+                raise ActiveRagError(
+                    f"the query encoder {self.encoder.path} makes {have}-dimensional vectors but "
+                    f"the Chroma collection holds {want}-dimensional ones; train the encoder on "
+                    "this store (activerag train-retriever --store ...) or drop --query-encoder")
+            self._checked = True
+
+    def search(self, query: str, k: int) -> list[tuple[Document, float]]:
+        self.check()
+        if not query.strip():
+            return []
+        hits = self.chroma.search_vectors(self.encoder.encode([query]), k)[0]
+        return [(d, s) for d, s, _ in hits]
+
+    def __len__(self) -> int:
+        return len(self.chroma)
+
+
+def _dimension(model: Any) -> int:
+    """A sentence-transformers model's vector length (the method's name changed in v5)."""
+    get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(get())

@@ -52,6 +52,7 @@ class Corpus:
         self.bm25 = BM25Store(path / "bm25")
         self._chroma: Store | None = None
         self._splitter: SentenceSplitter | None = None
+        self._encoded: dict[str, Store] = {}
         # Graphs reach these through asyncio.to_thread: concurrent first uses build one each.
         self._chroma_lock = threading.Lock()
         self._splitter_lock = threading.Lock()
@@ -86,13 +87,33 @@ class Corpus:
                     splitter = self._splitter = SentenceSplitter.from_file(self.punkt_file)
         return splitter
 
-    def retriever(self, kind: RetrieverKind = "bm25", k: int = 2) -> StoreRetriever:
-        """A LangChain retriever over one of the stores."""
+    def retriever(self, kind: RetrieverKind = "bm25", k: int = 2,
+                  query_encoder: str = "") -> StoreRetriever:
+        """A LangChain retriever over one of the stores; QUERY_ENCODER (a folder) searches the
+        dense store with a trained query tower instead of the collection's own encoder."""
         if len(self.bm25) == 0:
             raise CorpusError(f"the corpus at {self.path} is empty; run `activerag ingest PATH` "
                               "(or `activerag ingest --demo`) first")
+        if query_encoder:
+            if kind != "chroma":
+                raise CorpusError("a query encoder searches the dense store; add "
+                                  "--retriever chroma (or drop --query-encoder)")
+            return StoreRetriever(store=self.encoded(query_encoder), k=k)
         store: Store = self.bm25 if kind == "bm25" else self.chroma
         return StoreRetriever(store=store, k=k)
+
+    def encoded(self, query_encoder: str) -> Store:
+        """The dense store searched with the query encoder in folder QUERY_ENCODER (loaded once)."""
+        from activerag.stores.chroma import EncodedQueryStore, QueryEncoder
+
+        with self._chroma_lock:
+            store = self._encoded.get(query_encoder)
+        if store is None:
+            chroma = self.chroma
+            store = EncodedQueryStore(chroma, QueryEncoder(Path(query_encoder)))  # type: ignore[arg-type]
+            with self._chroma_lock:
+                store = self._encoded.setdefault(query_encoder, store)
+        return store
 
     def ingest(self, source: Path, dense: bool = True, max_words: int = 120,
                batch: int = 512, progress: bool = True) -> IngestReport:

@@ -1,0 +1,461 @@
+"""REPLUG-LSR (Shi et al. 2023, §4): train the dense retriever's query tower from LM scores.
+
+For a training question x with answer y, the current query encoder retrieves the top k passages
+D' with cosine scores s(d, x). The retriever's distribution over them is
+
+    P_R(d | x) = softmax_{D'}(s(d, x) / γ)                       (Eq. 3)
+
+and the LM's is
+
+    Q(d | x, y) = softmax_{D'}(score_LM(y | d ∘ x) / β)          (Eq. 4)
+
+where score_LM is y's mean token log-probability under the served LM, prompted with the passage
+and then the question (echo scoring). The loss is the batch mean of KL(P_R ‖ Q) (Eq. 5), with Q
+a constant: only the query encoder learns. Passage embeddings stay as the collection stores them
+(frozen document tower), so the trained encoder searches the same Chroma collection by
+`query_embeddings` and nothing is re-indexed. The official code's loss differs in four ways
+(see ../shared/design/replug-and-fb-rag.md); `direction="reverse"` gives its KL(Q ‖ P_R) for
+comparison, with the other three fixed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+import sqlite3
+import sys
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from activerag.datasets import Example, hotpotqa, twowiki, twowiki500
+from activerag.demo import load_demo_questions
+from activerag.errors import ActiveRagError
+from activerag.metrics import normalize
+
+TEACHER_PROMPT = "{passage}\n\nQuestion: {question}\nAnswer:"
+"""The prompt under which the LM scores an answer given one passage (y follows after a space)."""
+
+HELD_OUT_2WIKI = 500
+"""The first 500 questions of the 1,000-question 2Wiki file are evaluation questions (every
+`activerag eval --dataset 2wiki --n N` with N <= 500 draws from them); LSR trains on the rest."""
+
+
+@dataclass
+class LSRConfig:
+    """How the query encoder is trained; defaults follow §5.2 where the CPU allows."""
+
+    k: int = 10
+    """Passages retrieved per question (the paper uses 20)."""
+    gamma: float = 0.1
+    """Retriever temperature γ of Eq. 3."""
+    beta: float = 0.1
+    """LM temperature β of Eq. 4."""
+    lm_score: Literal["mean", "sum"] = "mean"
+    """y's log-probability per token (under which β = 0.1 is sensible) or in total."""
+    direction: Literal["paper", "reverse"] = "paper"
+    """KL(P_R ‖ Q) as in Eq. 5, or the official code's KL(Q ‖ P_R)."""
+    lr: float = 2e-5
+    batch: int = 16
+    epochs: int = 3
+    warmup: float = 0.1
+    """Share of all steps over which the learning rate rises linearly from 0 (then it decays
+    linearly to 0)."""
+    seed: int = 0
+    checkpoint_every: int = 10
+    """Steps between checkpoints (and at every epoch's end)."""
+
+    def check(self) -> None:
+        if self.k < 2:
+            raise ActiveRagError("LSR needs k >= 2 passages per question (a distribution over "
+                                 "one passage carries no signal)")
+        for name in ("gamma", "beta", "lr"):
+            if getattr(self, name) <= 0:
+                raise ActiveRagError(f"{name} must be positive, got {getattr(self, name)}")
+        for name in ("batch", "epochs", "checkpoint_every"):
+            if getattr(self, name) < 1:
+                raise ActiveRagError(f"{name} must be at least 1, got {getattr(self, name)}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The loss (pure)
+
+
+def lsr_loss(retriever_scores: Any, lm_scores: Any, gamma: float, beta: float,
+             direction: Literal["paper", "reverse"] = "paper") -> Any:
+    """Eq. 5: the batch mean over questions of KL(P_R ‖ Q), P_R = softmax(s/γ) and Q =
+    softmax(lm/β) over each row's passages; Q carries no gradient. Tensors are [batch, k]."""
+    import torch
+
+    log_p = torch.log_softmax(retriever_scores / gamma, dim=-1)
+    log_q = torch.log_softmax(lm_scores.detach() / beta, dim=-1)
+    if direction == "paper":
+        per_question = (log_p.exp() * (log_p - log_q)).sum(dim=-1)
+    else:
+        per_question = (log_q.exp() * (log_q - log_p)).sum(dim=-1)
+    return per_question.mean()
+
+
+def lr_factor(step: int, total: int, warmup: float) -> float:
+    """Linear warm-up over the first WARMUP share of TOTAL steps, then linear decay to 0."""
+    rise = max(1, round(total * warmup))
+    if step < rise:
+        return (step + 1) / rise
+    return max(0.0, (total - step) / max(1, total - rise))
+
+
+def lm_score(logprobs: Sequence[float], kind: Literal["mean", "sum"]) -> float:
+    """An answer's LM score from its token log-probabilities."""
+    if not logprobs:
+        raise ActiveRagError("cannot score an empty answer")
+    total = math.fsum(logprobs)
+    return total / len(logprobs) if kind == "mean" else total
+
+
+# ---------------------------------------------------------------------------------------------
+# Training questions
+
+
+def _key(question: str) -> str:
+    return normalize(question)
+
+
+def evaluation_questions() -> set[str]:
+    """Normalised texts of every question an evaluation here may use: the held-out head of
+    2Wiki-1000, 2Wiki-500, HotpotQA dev and test, and the demo questions."""
+    texts = [e.question for e in twowiki()[:HELD_OUT_2WIKI]]
+    texts += [e.question for e in twowiki500()]
+    for split in ("dev", "test"):
+        texts += [e.question for e in hotpotqa(split)]
+    texts += [q["question"] for q in load_demo_questions()]
+    return {_key(t) for t in texts}
+
+
+def training_examples(n: int | None = None, seed: int = 0) -> list[Example]:
+    """2Wiki-1000 questions after the held-out head, minus any whose normalised text is an
+    evaluation question or repeats an earlier one; shuffled with SEED, the first N."""
+    held_out = evaluation_questions()
+    seen: set[str] = set()
+    out = []
+    for e in twowiki()[HELD_OUT_2WIKI:]:
+        key = _key(e.question)
+        if key in held_out or key in seen or not e.answers or not e.answers[0].strip():
+            continue
+        seen.add(key)
+        out.append(e)
+    random.Random(seed).shuffle(out)
+    return out[:n] if n else out
+
+
+def overlap(train: Iterable[Example], test: Iterable[Example]) -> int:
+    """How many TEST questions share a normalised text with a TRAIN question."""
+    keys = {_key(e.question) for e in train}
+    return sum(1 for e in test if _key(e.question) in keys)
+
+
+# ---------------------------------------------------------------------------------------------
+# LM scores, cached
+
+
+class ScoreCache:
+    """LM scores by (question, passage id, answer, model, teacher prompt) in SQLite: a resumed or
+    repeated training run asks the server only for pairs it has not scored."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False)
+        self._db.execute("CREATE TABLE IF NOT EXISTS score (key TEXT PRIMARY KEY, "
+                         "logprobs TEXT NOT NULL)")
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(question: str, passage_id: str, answer: str, model: str) -> str:
+        return json.dumps([question, passage_id, answer, model, TEACHER_PROMPT])
+
+    def get(self, key: str) -> list[float] | None:
+        with self._lock:
+            row = self._db.execute("SELECT logprobs FROM score WHERE key = ?", (key,)).fetchone()
+        return None if row is None else list(json.loads(row[0]))
+
+    def put(self, key: str, logprobs: list[float]) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO score VALUES (?, ?)",
+                             (key, json.dumps(logprobs)))
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM score").fetchone()[0])
+
+
+async def answer_logprobs(lm: Any, cache: ScoreCache, question: str, answer: str,
+                          passages: Sequence[tuple[str, str]]) -> tuple[list[list[float]], int]:
+    """The token log-probabilities of ANSWER after each (id, text) passage and QUESTION, and how
+    many the server had to score (the rest came from CACHE)."""
+    answer = answer.strip()
+    keys = [cache.key(question, pid, answer, lm.model) for pid, _ in passages]
+    found = [cache.get(k) for k in keys]
+    todo = [i for i, f in enumerate(found) if f is None]
+    if todo:
+        y = await lm.tokenize(" " + answer)
+        prompts = await asyncio.gather(*[
+            lm.tokenize(TEACHER_PROMPT.format(passage=passages[i][1], question=question))
+            for i in todo])
+        scored = await asyncio.gather(*[lm.score(p, y) for p in prompts])
+        for i, values in zip(todo, scored, strict=True):
+            cache.put(keys[i], values)
+            found[i] = values
+    return [list(f) for f in found if f is not None], len(todo)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+
+
+@dataclass
+class Retrieved:
+    """One question's passages in an epoch: ids, texts, titles, stored embeddings, LM scores."""
+
+    ids: list[str]
+    texts: list[str]
+    titles: list[str]
+    lm: list[float] = field(default_factory=list)
+
+
+@dataclass
+class TrainReport:
+    steps: int
+    epochs: int
+    questions: int
+    losses: list[float]
+    scored_pairs: int
+    cached_pairs: int
+    resumed_from: int | None
+    out: str
+
+
+def _embed(model: Any, texts: list[str]) -> Any:
+    """Unit-length query vectors with gradients."""
+    import torch
+
+    features = model.tokenize(texts)
+    out = model(features)["sentence_embedding"]
+    return torch.nn.functional.normalize(out, dim=-1)
+
+
+def _save_encoder(model: Any, out: Path, meta: dict[str, Any]) -> None:
+    model.save(str(out))
+    (out / "lsr.json").write_text(json.dumps(meta, indent=1))
+
+
+class Trainer:
+    """Trains a copy of the collection's MiniLM as a query tower against a served LM."""
+
+    def __init__(self, corpus: Any, lm: Any, out: Path, config: LSRConfig,
+                 cache: ScoreCache, progress: bool = True) -> None:
+        config.check()
+        self.corpus, self.lm, self.out, self.config = corpus, lm, out, config
+        self.cache = cache
+        self.progress = progress
+        self.chroma = corpus.chroma
+        if len(self.chroma) == 0:
+            raise ActiveRagError(f"the corpus at {corpus.path} has no dense passages; ingest it "
+                                 "without --no-dense before training a query encoder")
+        if config.k > len(self.chroma):
+            raise ActiveRagError(f"k={config.k} but the corpus holds {len(self.chroma)} "
+                                 "passages; lower --k")
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.out / "checkpoint.pt"
+
+    def _retrieve(self, model: Any, examples: list[Example]) -> list[Retrieved]:
+        import numpy as np
+
+        vectors = np.asarray(model.encode([e.question for e in examples], batch_size=64,
+                                          normalize_embeddings=True, show_progress_bar=False))
+        out = []
+        for i in range(0, len(examples), 64):
+            for hits in self.chroma.search_vectors(vectors[i:i + 64], self.config.k):
+                out.append(Retrieved([d.id or "" for d, _, _ in hits],
+                                     [d.page_content for d, _, _ in hits],
+                                     [d.metadata.get("title", "") for d, _, _ in hits]))
+        return out
+
+    def _score(self, examples: list[Example], found: list[Retrieved]) -> tuple[int, int]:
+        from tqdm import tqdm
+
+        async def run() -> tuple[int, int]:
+            sem = asyncio.Semaphore(4)
+            bar = tqdm(total=len(examples), desc="LM scores", unit=" q", file=sys.stderr,
+                       disable=not self.progress)
+            counts = [0, 0]
+
+            async def one(e: Example, r: Retrieved) -> None:
+                async with sem:
+                    values, asked = await answer_logprobs(
+                        self.lm, self.cache, e.question, e.answers[0],
+                        list(zip(r.ids, r.texts, strict=True)))
+                r.lm = [lm_score(v, self.config.lm_score) for v in values]
+                counts[0] += asked
+                counts[1] += len(values) - asked
+                bar.update(1)
+
+            await asyncio.gather(*[one(e, r) for e, r in zip(examples, found, strict=True)])
+            bar.close()
+            return counts[0], counts[1]
+
+        return asyncio.run(run())
+
+    def train(self, examples: list[Example], resume: bool = True,
+              stop_after: int | None = None) -> TrainReport:
+        """Train on EXAMPLES (resuming from OUT's checkpoint when RESUME), save the encoder in
+        OUT and report. STOP_AFTER steps, the run checkpoints and returns early, as if it had
+        been interrupted there (the next call resumes)."""
+        import torch
+        from sentence_transformers import SentenceTransformer
+        from tqdm import tqdm
+
+        from activerag.stores.chroma import _dimension, minilm_path
+
+        cfg = self.config
+        if not examples:
+            raise ActiveRagError("no training questions")
+        torch.manual_seed(cfg.seed)
+        self.out.mkdir(parents=True, exist_ok=True)
+        model = SentenceTransformer(str(minilm_path()), device="cpu")
+        if _dimension(model) != self.chroma.dimension():
+            raise ActiveRagError("the collection's embeddings do not have MiniLM's dimension; "
+                                 "re-ingest the corpus with this version")
+        per_epoch = math.ceil(len(examples) / cfg.batch)
+        total = per_epoch * cfg.epochs
+        optimiser = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+        schedule = torch.optim.lr_scheduler.LambdaLR(
+            optimiser, lambda s: lr_factor(s, total, cfg.warmup))
+        step, losses, resumed = 0, [], None
+        ids = [e.id for e in examples]
+        if resume and self.checkpoint.exists():
+            state = torch.load(self.checkpoint, weights_only=False)
+            if state["config"] != asdict(cfg) or state["questions"] != ids:
+                raise ActiveRagError(
+                    f"{self.checkpoint} was written with other settings or questions; use the "
+                    "same ones to resume, or another --out (or delete it) to start afresh")
+            model.load_state_dict(state["model"])
+            optimiser.load_state_dict(state["optimiser"])
+            schedule.load_state_dict(state["schedule"])
+            torch.set_rng_state(state["rng"])
+            step, losses, resumed = state["step"], state["losses"], state["step"]
+            print(f"resuming from step {step} of {total}", file=sys.stderr)
+
+        def save(step: int) -> None:
+            torch.save({"model": model.state_dict(), "optimiser": optimiser.state_dict(),
+                        "schedule": schedule.state_dict(), "step": step, "losses": losses,
+                        "config": asdict(cfg), "questions": ids,
+                        "rng": torch.get_rng_state()},
+                       self.checkpoint.with_suffix(".tmp"))
+            self.checkpoint.with_suffix(".tmp").replace(self.checkpoint)
+
+        bar = tqdm(total=total, initial=step, desc="train", unit=" step", file=sys.stderr,
+                   disable=not self.progress)
+        try:
+            step, scored, cached = self._loop(model, optimiser, schedule, examples, step, losses,
+                                              total, per_epoch, save, bar, stop_after)
+        except KeyboardInterrupt:
+            raise ActiveRagError(f"training interrupted; run the same command again to resume "
+                                 f"from the last checkpoint ({self.checkpoint})") from None
+        finally:
+            bar.close()
+        if step < total:
+            return TrainReport(step, cfg.epochs, len(examples), losses, scored, cached, resumed,
+                               str(self.out))
+        _save_encoder(model, self.out, {"config": asdict(cfg), "steps": step,
+                                        "questions": len(examples), "base": "all-MiniLM-L6-v2",
+                                        "lm": self.lm.model, "teacher_prompt": TEACHER_PROMPT,
+                                        "losses": losses})
+        return TrainReport(step, cfg.epochs, len(examples), losses, scored, cached, resumed,
+                           str(self.out))
+
+    def _loop(self, model: Any, optimiser: Any, schedule: Any, examples: list[Example],
+              step: int, losses: list[float], total: int, per_epoch: int, save: Any, bar: Any,
+              stop_after: int | None) -> tuple[int, int, int]:
+        import numpy as np
+        import torch
+
+        cfg = self.config
+        scored = cached = 0
+        while step < total:
+            epoch = step // per_epoch
+            found = self._epoch_passages(model, examples, epoch)
+            a, b = self._score(examples, found)
+            scored, cached = scored + a, cached + b
+            order = list(range(len(examples)))
+            random.Random(cfg.seed * 1000 + epoch).shuffle(order)
+            model.train()
+            for b_i in range(step - epoch * per_epoch, per_epoch):
+                batch = order[b_i * cfg.batch:(b_i + 1) * cfg.batch]
+                docs = torch.from_numpy(np.stack([self.chroma.embeddings(found[i].ids)
+                                                  for i in batch]))
+                q = _embed(model, [examples[i].question for i in batch])
+                s = torch.einsum("bd,bkd->bk", q, docs)
+                lm = torch.tensor([found[i].lm for i in batch])
+                loss = lsr_loss(s, lm, cfg.gamma, cfg.beta, cfg.direction)
+                optimiser.zero_grad()
+                loss.backward()
+                optimiser.step()
+                schedule.step()
+                step += 1
+                losses.append(float(loss))
+                bar.update(1)
+                bar.set_postfix(loss=f"{sum(losses[-10:]) / len(losses[-10:]):.3f}")
+                if step % cfg.checkpoint_every == 0 or b_i == per_epoch - 1:
+                    save(step)
+                if stop_after is not None and step >= stop_after:
+                    save(step)
+                    return step, scored, cached
+            model.eval()
+        return step, scored, cached
+
+    def _epoch_passages(self, model: Any, examples: list[Example], epoch: int) -> list[Retrieved]:
+        """The epoch's passages per question: retrieved with the encoder as the epoch began and
+        kept in a file, so a resumed epoch trains on the passages it started with."""
+        path = self.out / f"epoch-{epoch}.json"
+        if path.exists():
+            rows = json.loads(path.read_text())
+            return [Retrieved(r["ids"], r["texts"], r["titles"]) for r in rows]
+        model.eval()
+        found = self._retrieve(model, examples)
+        path.write_text(json.dumps([{"ids": r.ids, "texts": r.texts, "titles": r.titles}
+                                    for r in found]))
+        return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Gold-title recall of a retriever
+
+
+def title_recall(titles: Sequence[str], gold: Sequence[str]) -> float:
+    """Share of GOLD titles among TITLES (0 when there is no gold title)."""
+    if not gold:
+        return 0.0
+    have = set(titles)
+    return sum(1 for g in set(gold) if g in have) / len(set(gold))
+
+
+def recall_at(store: Any, examples: Sequence[Example], ks: Sequence[int],
+              encoder: Any = None) -> dict[int, list[float]]:
+    """Gold-title recall@k of each example for each k, searching with ENCODER's vectors (a
+    QueryEncoder) or the collection's own encoder."""
+    top = max(ks)
+    if encoder is None:
+        hits = [[d.metadata.get("title", "") for d, _ in store.search(e.question, top)]
+                for e in examples]
+    else:
+        vectors = encoder.encode([e.question for e in examples])
+        hits = [[d.metadata.get("title", "") for d, _, _ in row]
+                for row in store.search_vectors(vectors, top)]
+    return {k: [title_recall(h[:k], e.gold_titles) for h, e in zip(hits, examples, strict=True)]
+            for k in ks}

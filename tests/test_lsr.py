@@ -1,0 +1,164 @@
+"""REPLUG-LSR's pure parts: the loss of Eq. 5, the schedule, LM scores and their cache, recall,
+and the training questions kept apart from every evaluation set."""
+
+import asyncio
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from activerag import lsr
+from activerag.datasets import Example
+from activerag.errors import ActiveRagError, CorpusError, ModelFileMissing
+
+
+def kl(p, q):
+    return sum(a * math.log(a / b) for a, b in zip(p, q, strict=True))
+
+
+def softmax(xs):
+    m = max(xs)
+    e = [math.exp(x - m) for x in xs]
+    return [v / sum(e) for v in e]
+
+
+def test_loss_is_the_kl_from_the_retriever_to_the_lm_with_each_temperature():
+    s, lm = [0.2, 0.1, 0.0], [-1.0, -1.5, -3.0]
+    loss = lsr.lsr_loss(torch.tensor([s]), torch.tensor([lm]), gamma=0.1, beta=0.5)
+    want = kl(softmax([v / 0.1 for v in s]), softmax([v / 0.5 for v in lm]))
+    assert float(loss) == pytest.approx(want, rel=1e-5)
+
+
+def test_reverse_direction_is_the_official_codes_kl_from_the_lm_to_the_retriever():
+    s, lm = [0.2, 0.1, 0.0], [-1.0, -1.5, -3.0]
+    loss = lsr.lsr_loss(torch.tensor([s]), torch.tensor([lm]), 0.1, 0.5, direction="reverse")
+    want = kl(softmax([v / 0.5 for v in lm]), softmax([v / 0.1 for v in s]))
+    assert float(loss) == pytest.approx(want, rel=1e-5)
+    assert want != pytest.approx(kl(softmax([v / 0.1 for v in s]), softmax([v / 0.5 for v in lm])))
+
+
+def test_loss_is_the_batch_mean_of_the_per_question_kls_not_a_mean_over_passages():
+    rows_s = [[0.3, 0.0], [0.5, 0.5]]
+    rows_lm = [[-2.0, -1.0], [-1.0, -1.0]]
+    loss = lsr.lsr_loss(torch.tensor(rows_s), torch.tensor(rows_lm), 0.1, 0.1)
+    first = kl(softmax([3.0, 0.0]), softmax([-20.0, -10.0]))
+    # the second question's distributions agree: its KL is 0, and the mean is over 2 questions
+    assert float(loss) == pytest.approx(first / 2, rel=1e-5)
+
+
+def test_only_the_retriever_learns_and_it_moves_towards_the_passage_the_lm_prefers():
+    s = torch.tensor([[0.3, 0.2]], requires_grad=True)
+    lm = torch.tensor([[-3.0, -1.0]], requires_grad=True)
+    lsr.lsr_loss(s, lm, 0.1, 0.1).backward()
+    assert lm.grad is None
+    assert s.grad is not None
+    # the LM prefers the second passage: descending the loss raises its score, lowers the first
+    assert float(s.grad[0, 1]) < 0 < float(s.grad[0, 0])
+
+
+def test_warm_up_then_linear_decay():
+    assert [lsr.lr_factor(i, 10, 0.2) for i in (0, 1, 2, 6, 10)] == [0.5, 1.0, 1.0, 0.5, 0.0]
+    assert lsr.lr_factor(0, 10, 0.0) == 1.0
+
+
+def test_lm_score_is_the_mean_or_the_sum_of_token_logprobs():
+    assert lsr.lm_score([-1.0, -2.0, -4.5], "mean") == pytest.approx(-2.5)
+    assert lsr.lm_score([-1.0, -2.0, -4.5], "sum") == pytest.approx(-7.5)
+    with pytest.raises(ActiveRagError, match="empty answer"):
+        lsr.lm_score([], "mean")
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("k", 1, "k >= 2"), ("gamma", 0.0, "gamma must be positive"),
+    ("beta", -1.0, "beta must be positive"), ("batch", 0, "batch must be at least 1"),
+    ("epochs", 0, "epochs must be at least 1")])
+def test_settings_that_cannot_train_are_refused(field, value, message):
+    with pytest.raises(ActiveRagError, match=message):
+        lsr.LSRConfig(**{field: value}).check()
+    lsr.LSRConfig().check()
+
+
+def test_title_recall_counts_each_gold_title_once():
+    assert lsr.title_recall(["A", "B", "C"], ["A", "D"]) == 0.5
+    assert lsr.title_recall(["A", "A"], ["A", "A", "B"]) == 0.5
+    assert lsr.title_recall(["A"], []) == 0.0
+    assert lsr.title_recall([], ["A"]) == 0.0
+
+
+class Teacher:
+    """Scores an answer by which passage its prompt holds: 'good' makes it likely."""
+
+    model = "teacher"
+
+    def __init__(self):
+        self.scored = 0
+
+    async def tokenize(self, text):
+        return [text]
+
+    async def score(self, prompt, continuation):
+        self.scored += 1
+        assert prompt[0].endswith("Answer:") and continuation == [" Paris"]
+        return [-0.1, -0.3] if "good" in prompt[0] else [-2.0, -4.0]
+
+
+def test_answer_logprobs_asks_the_lm_only_for_pairs_it_has_not_scored(tmp_path: Path):
+    cache = lsr.ScoreCache(tmp_path / "scores.sqlite")
+    lm = Teacher()
+    passages = [("p1", "a good passage"), ("p2", "a bad passage")]
+    values, asked = asyncio.run(lsr.answer_logprobs(lm, cache, "Capital?", "Paris ", passages))
+    assert values == [[-0.1, -0.3], [-2.0, -4.0]] and asked == 2
+    more = [*passages, ("p3", "another good one")]
+    values, asked = asyncio.run(lsr.answer_logprobs(lm, cache, "Capital?", "Paris", more))
+    assert asked == 1 and lm.scored == 3 and values[2] == [-0.1, -0.3]
+    assert len(lsr.ScoreCache(tmp_path / "scores.sqlite")) == 3  # kept on disk
+    lm.model = "another"
+    assert asyncio.run(lsr.answer_logprobs(lm, cache, "Capital?", "Paris", passages))[1] == 2
+
+
+def test_a_query_encoder_folder_that_does_not_exist_or_holds_no_model_is_refused(tmp_path):
+    from activerag.stores.chroma import QueryEncoder
+
+    with pytest.raises(ModelFileMissing, match="does not exist"):
+        QueryEncoder(tmp_path / "nowhere")
+    with pytest.raises(ModelFileMissing, match="no sentence-transformers model"):
+        QueryEncoder(tmp_path)
+
+
+def test_a_query_encoder_needs_the_dense_retriever(tmp_path):
+    from langchain_core.documents import Document
+
+    from activerag.stores.corpus import Corpus
+
+    corpus = Corpus(tmp_path)
+    corpus.bm25.add([Document(page_content="Paris is in France.", id="a")])
+    with pytest.raises(CorpusError, match="--retriever chroma"):
+        corpus.retriever("bm25", 1, query_encoder=str(tmp_path))
+
+
+def test_overlap_compares_normalised_question_texts():
+    train = [Example("1", "Who wrote Hamlet?", ["Shakespeare"])]
+    test = [Example("2", "who wrote  hamlet", ["x"]), Example("3", "Who wrote Macbeth?", ["x"])]
+    assert lsr.overlap(train, test) == 1
+
+
+def test_training_questions_are_never_evaluation_questions():
+    from activerag.paper import shared_data
+
+    try:
+        shared_data()
+    except ActiveRagError:
+        pytest.skip("../shared/data not found; set ACTIVERAG_DATA to run the data tests")
+    from activerag.datasets import twowiki
+
+    train = lsr.training_examples()
+    held = lsr.evaluation_questions()
+    assert len(train) > 400
+    assert not any(lsr._key(e.question) in held for e in train)
+    assert len({lsr._key(e.question) for e in train}) == len(train)
+    assert not {e.id for e in train} & {e.id for e in twowiki()[:lsr.HELD_OUT_2WIKI]}
+    assert [e.id for e in lsr.training_examples(20, seed=3)] == \
+        [e.id for e in lsr.training_examples(20, seed=3)]
+    assert [e.id for e in lsr.training_examples(20, seed=3)] != \
+        [e.id for e in lsr.training_examples(20, seed=4)]
