@@ -408,7 +408,7 @@ class Trainer:
                 optimiser.step()
                 schedule.step()
                 step += 1
-                losses.append(float(loss))
+                losses.append(float(loss.detach()))
                 bar.update(1)
                 bar.set_postfix(loss=f"{sum(losses[-10:]) / len(losses[-10:]):.3f}")
                 if step % cfg.checkpoint_every == 0 or b_i == per_epoch - 1:

@@ -128,6 +128,7 @@ class ReplugOutput(TypedDict):
     retrieval_steps: NotRequired[int]  # times documents were retrieved
     retrieved_titles: NotRequired[list[str]]  # titles of every document retrieved
     certified: NotRequired[float]  # share of answer tokens the top-N view made exact
+    cut_documents: NotRequired[list[str]]  # a note per document cut to fit the context window
 
 
 class ReplugState(TypedDict):
@@ -156,3 +157,4 @@ class ReplugState(TypedDict):
     retrievals: NotRequired[Annotated[int, operator.add]]  # retriever calls
     retrieval_steps: NotRequired[Annotated[int, operator.add]]  # retrievals
     retrieved_titles: NotRequired[Annotated[list[str], operator.add]]  # every retrieved title
+    cut_documents: NotRequired[list[str]]  # a note per document cut to fit the context window

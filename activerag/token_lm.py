@@ -84,6 +84,7 @@ class VLLMTokens:
         default_factory=weakref.WeakKeyDictionary, repr=False)
     _pieces: dict[int, str] = field(default_factory=dict, repr=False)
     """Texts of single tokens already asked for (the ensemble asks for each it decides)."""
+    _window: int | None = field(default=None, repr=False)
 
     def _client(self) -> httpx.AsyncClient:
         """One HTTP pool per event loop (a pool is bound to the loop that made it)."""
@@ -115,6 +116,20 @@ class VLLMTokens:
             raise ActiveRagError(f"the LM server rejected the request ({resp.status_code}): "
                                  f"{text}")
         return dict(resp.json())
+
+    async def context_window(self) -> int | None:
+        """The served model's context length (vLLM's max_model_len), asked once."""
+        if self._window is None:
+            try:
+                resp = await self._client().get(self.base_url.rstrip("/") + "/models")
+                models = resp.json().get("data", [])
+            except (httpx.HTTPError, ValueError) as exc:
+                raise LMServerUnreachable(f"the LM server at {self.base_url} is unreachable "
+                                          f"({exc!r}); start it with `activerag serve`") from exc
+            lengths = [m.get("max_model_len") for m in models
+                       if m.get("id") == self.model or len(models) == 1]
+            self._window = int(lengths[0]) if lengths and lengths[0] else 0
+        return self._window or None
 
     async def tokenize(self, text: str) -> list[int]:
         out = await self._post("/tokenize", {"prompt": text, "add_special_tokens": False})

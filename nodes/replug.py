@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from langchain_core.documents import Document
@@ -16,7 +17,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send
 
 from activerag.context import FlareContext, ReplugContext
-from activerag.errors import ActiveRagError, EmptyQuestion
+from activerag.errors import ActiveRagError, EmptyQuestion, PromptTooLong
 from activerag.lm import Generation, Token
 from activerag.metrics import extract_answer, normalize
 from activerag.nodes.common import (
@@ -34,6 +35,7 @@ from activerag.nodes.replug_logic import (
     Decided,
     decide_round,
     doc_weights,
+    document_keep,
     mixture_logprob,
     vote,
 )
@@ -41,6 +43,7 @@ from activerag.state import COUNTERS, FlareState, ReplugState, ReplugTrace
 from activerag.token_lm import Steps, TokenLM
 
 Update = dict[str, Any]
+log = logging.getLogger(__name__)
 # How the tokenizers of the served models write their special tokens (end of sequence or of a
 # turn); the detokenizer leaves them in, and an empty piece is one too.
 _SPECIAL = re.compile(r"|<\|[^|<>\s]+\|>|</s>|<eos>|<end_of_turn>")
@@ -64,7 +67,7 @@ def begin(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
         raise EmptyQuestion("the question is empty; pass a non-empty 'question'")
     return {"question": question, "answer_ids": [], "text": "", "sentences": 0, "offsets": [],
             "lows": [], "exact": [], "answer": "", "answer_tokens": 0, "done": False,
-            "certified": 0.0,
+            "certified": 0.0, "cut_documents": [],
             "proposals": Overwrite([]), "candidates": Overwrite([]), "trace": Overwrite([]),
             "retrieved_titles": Overwrite([]), **{name: Overwrite(0) for name in COUNTERS}}
 
@@ -86,19 +89,59 @@ def make_retrieve(parts: Parts) -> Any:
         if not docs:
             raise ActiveRagError(f"no passage of the corpus matches {state['question']!r}; "
                                  "REPLUG needs at least one document to ensemble")
-        prompts: list[list[int]] = []
-        if ctx.ensemble != "vote":  # the token modes and rescore continue P(d, x) as token ids
-            lm = await parts.token_lm_for(ctx)
-            task = await shots(parts, ctx, per_exemplar=1)
-            prompts = list(await asyncio.gather(*[
-                lm.tokenize(answer_prompt(state["question"], "", [d], ctx.prompt_format, task))
-                for d in docs]))
+        lm = await parts.token_lm_for(ctx)
+        task = await shots(parts, ctx, per_exemplar=1)
+        docs, prompts, cuts = await fit_documents(
+            lm, docs, lambda d: answer_prompt(state["question"], "", [d], ctx.prompt_format, task),
+            ctx.max_answer_tokens)
+        for note in cuts:
+            log.warning("REPLUG: %s", note)
         return {"documents": docs, "weights": weights_of(docs, ctx.retriever, ctx.tau),
-                "prompts": prompts,
+                # the token modes and rescore continue P(d, x) as token ids; vote sends text
+                "prompts": prompts if ctx.ensemble != "vote" else [], "cut_documents": cuts,
                 "retrievals": 1, "retrieval_steps": 1,
                 "retrieved_titles": [d.metadata.get("title", "") for d in docs]}
 
     return retrieve
+
+
+async def fit_documents(lm: TokenLM, docs: Sequence[Document],
+                        prompt_of: Callable[[Document], str], reserve: int,
+                        ) -> tuple[list[Document], list[list[int]], list[str]]:
+    """Each document's prompt as token ids, a document whose prompt leaves fewer than RESERVE
+    tokens of the served context for the answer cut to fit (its head kept), and a note per cut.
+    """
+    prompts = list(await asyncio.gather(*[lm.tokenize(prompt_of(d)) for d in docs]))
+    window_of = getattr(lm, "context_window", None)
+    window = await window_of() if window_of is not None else None
+    if not window:
+        return list(docs), prompts, []
+    out, notes = list(docs), []
+    for i, doc in enumerate(docs):
+        ids = await lm.tokenize(doc.page_content)
+        try:
+            keep = document_keep(len(prompts[i]), len(ids), window, reserve)
+        except ValueError as exc:
+            raise PromptTooLong(f"{exc}; shorten the question or the exemplars, lower "
+                                "max_answer_tokens, or serve the model with a larger "
+                                "--max-model-len") from None
+        if keep is None:
+            continue
+        for _ in range(4):  # a cut text can tokenize a little longer than its ids
+            cut = doc.model_copy(update={"page_content": await lm.detokenize(ids[:keep])})
+            prompt = await lm.tokenize(prompt_of(cut))
+            over = len(prompt) - (window - reserve)
+            if over <= 0:
+                break
+            keep -= over
+        else:
+            raise PromptTooLong(f"document {doc.id} could not be cut to fit the {window}-token "
+                                "context; serve the model with a larger --max-model-len")
+        out[i], prompts[i] = cut, prompt
+        notes.append(f"document {doc.id or doc.metadata.get('title', i)} cut from {len(ids)} to "
+                     f"{keep} tokens to fit the {window}-token context with {reserve} tokens left "
+                     "for the answer")
+    return out, prompts, notes
 
 
 def look_ahead(state: ReplugState, runtime: Runtime[ReplugContext]) -> list[Send]:
@@ -355,13 +398,15 @@ def make_ensemble_sentence(parts: Parts, lookahead: int = 8, top: int = 20) -> A
             return await make_generate(parts, "sentence")(state, runtime)
         lm = await parts.token_lm_for(ctx)
         task = await shots(parts, ctx, per_exemplar=1)
-        prompts = await asyncio.gather(*[
-            lm.tokenize(answer_prompt(state["question"], state.get("answer", ""), [d],
-                                      ctx.prompt_format, task)) for d in docs])
-        weights = weights_of(docs, ctx.retriever)
-        splitter = await parts.splitter_for(ctx)
         budget = min(ctx.max_sentence_tokens,
                      ctx.max_answer_tokens - state.get("answer_tokens", 0))
+        docs, prompts, cuts = await fit_documents(
+            lm, docs, lambda d: answer_prompt(state["question"], state.get("answer", ""), [d],
+                                              ctx.prompt_format, task), max(1, budget))
+        for note in cuts:
+            log.warning("FLARE+REPLUG: %s", note)
+        weights = weights_of(docs, ctx.retriever)
+        splitter = await parts.splitter_for(ctx)
         ids: list[int] = []
         tokens: list[Token] = []
         text, ended, calls, generated = "", False, 0, 0

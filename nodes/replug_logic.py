@@ -146,3 +146,19 @@ def decide_round(proposals: Sequence[Sequence[tuple[int, Top]]],
         if any(p[t][0] != choice.token for p in proposals):
             break
     return Decided(tokens, low, certified)
+
+
+def document_keep(prompt_tokens: int, document_tokens: int, window: int, reserve: int) -> int | None:
+    """How many of a document's DOCUMENT_TOKENS to keep so that its PROMPT_TOKENS-token prompt
+    leaves RESERVE tokens of a WINDOW-token context for the answer; None: it fits whole.
+
+    Raises ValueError when the prompt would not fit even with the document left out.
+    """
+    room = window - reserve
+    if prompt_tokens <= room:
+        return None
+    keep = document_tokens - (prompt_tokens - room)
+    if keep < 1:
+        raise ValueError(f"a {prompt_tokens}-token prompt with {reserve} tokens for the answer "
+                         f"does not fit a {window}-token context even without its document")
+    return keep

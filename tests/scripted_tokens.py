@@ -33,6 +33,8 @@ class ScriptedTokenLM:
     beliefs: dict[str, Belief]
     model: str = "scripted-tokens"
     calls: list[dict] = field(default_factory=list)
+    window: int | None = None
+    """The context length it reports (None: it does not say)."""
     _ids: dict[str, int] = field(default_factory=lambda: {EOS: 0})
     _prompts: dict[tuple[int, ...], str] = field(default_factory=dict)
 
@@ -49,6 +51,9 @@ class ScriptedTokenLM:
         if marker is not None:
             self._prompts[tuple(ids)] = marker
         return ids
+
+    async def context_window(self) -> int | None:
+        return self.window
 
     async def detokenize(self, ids: Sequence[int]) -> str:
         return "".join(self._token(i) for i in ids)

@@ -154,7 +154,9 @@ class ByDocument:
 
 
 def answer_graph(token_lm=None, **replies):
-    return build_replug_graph(lm=token_lm, text_lm=ByDocument(replies), retriever=retriever(),
+    # the token LM tokenizes the prompts to check they fit the context; vote sends text
+    return build_replug_graph(lm=token_lm or ScriptedTokenLM({}), text_lm=ByDocument(replies),
+                              retriever=retriever(),
                               splitter=SentenceSplitter())
 
 
@@ -271,3 +273,41 @@ async def test_a_server_with_too_few_top_logprobs_is_refused():
         assert len((await lm.steps([1, 2, 3], 1, 5)).positions) == 1
     finally:
         srv.shutdown()
+
+
+LONG = "Alpha Beta was born in Vesk. " + "Vesk lies on a long river. " * 30
+
+
+def long_retriever() -> StoreRetriever:
+    store = BM25Store()
+    store.add([make_document(LONG, "Alpha Beta"), make_document("Alpha Beta moved to Ulm.",
+                                                                "Alpha Move")])
+    return StoreRetriever(store=store, k=2)
+
+
+async def long_run(window):
+    lm = ScriptedTokenLM({"Vesk": says("So the answer is Vesk."),
+                          "Ulm": says("So the answer is Ulm.")}, window=window)
+    graph = build_replug_graph(lm=lm, retriever=long_retriever(), splitter=SentenceSplitter())
+    out = await graph.ainvoke({"question": QUESTION},
+                              context=ReplugContext(k=2, ensemble="token", max_answer_tokens=10))
+    return out, lm
+
+
+async def test_a_document_longer_than_the_context_is_cut_to_fit_and_the_run_says_so():
+    whole, _ = await long_run(None)
+    assert whole.get("cut_documents") == []
+    out, lm = await long_run(100)
+    [note] = out["cut_documents"]
+    assert "cut from 187 to" in note and "100-token context" in note
+    # every request fits: prompt and answer within the window
+    assert max(len(c["prompt"]) for c in lm.calls) + 1 <= 100
+    assert max(len(c["prompt"]) + c["max_tokens"] for c in lm.calls) <= 100 + 10
+    assert out["answer"] == whole["answer"] == "So the answer is Vesk."
+
+
+async def test_a_prompt_too_long_without_its_document_is_refused():
+    from activerag.errors import PromptTooLong
+
+    with pytest.raises(PromptTooLong, match="even without its document"):
+        await long_run(12)
