@@ -100,3 +100,25 @@ async def test_flare_replug_regenerates_retrieved_sentences_by_ensemble(vllm_url
     # each sentence: one draft, then at least one look-ahead request per document
     assert out["lm_calls"] >= len(trace) * (1 + 3)
     assert out["answer"].strip() and "<|im_end|>" not in out["answer"]
+
+
+async def test_a_document_longer_than_the_served_context_is_cut_and_reported(vllm_url):
+    from activerag.sentences import SentenceSplitter
+    from activerag.stores.base import StoreRetriever
+    from activerag.stores.bm25 import BM25Store
+    from activerag.stores.documents import make_document
+
+    window = await VLLMTokens(vllm_url, "").context_window()
+    assert window and window >= 1024
+    store = BM25Store()
+    long_text = "Marta Kell founded the Osterby lighthouse in 1871. " * (window // 6)
+    store.add([make_document(long_text, "Osterby lighthouse"),
+               make_document("Osterby is a fishing village.", "Osterby")])
+    graph = build_replug_graph(retriever=StoreRetriever(store=store, k=2),
+                               splitter=SentenceSplitter())
+    out = await graph.ainvoke({"question": "Who founded the Osterby lighthouse?"},
+                              context=ReplugContext(base_url=vllm_url, k=2, ensemble="agree",
+                                                    max_answer_tokens=32))
+    [note] = out["cut_documents"]
+    assert f"{window}-token context" in note
+    assert out["answer_tokens"] > 0
