@@ -216,21 +216,27 @@ def _train_retriever(args: argparse.Namespace, settings: Settings) -> int:
 
     config = lsr.LSRConfig(k=args.k, gamma=args.gamma, beta=args.lm_beta, lm_score=args.lm_score,
                            direction=args.kl, lr=args.lr, batch=args.batch, epochs=args.epochs,
-                           seed=args.seed, checkpoint_every=args.checkpoint_every)
+                           seed=args.seed, checkpoint_every=args.checkpoint_every, task=args.task)
     config.check()
     store = Path(args.store_dir) if args.store_dir else settings.stores
     corpus = Corpus(store, settings.chroma_url)
-    examples = lsr.training_examples(args.n, args.seed)
-    held_out = twowiki()[: args.eval_n]
-    clash = lsr.overlap(examples, held_out)
-    if clash:
-        raise ActiveRagError(f"{clash} held-out questions are also training questions")
+    if args.task == "lm":
+        examples = lsr.lm_split(corpus.bm25.docs)[1][: args.n]
+        what = (f"{len(examples)} corpus passages (first half x, second half y; none of the "
+                "titles benchmarks/replug_lm.py evaluates)")
+        held_out = []
+    else:
+        examples = lsr.training_examples(args.n, args.seed)
+        what = f"{len(examples)} 2Wiki questions (none of them an evaluation question)"
+        held_out = twowiki()[: args.eval_n]
+        clash = lsr.overlap(examples, held_out)
+        if clash:
+            raise ActiveRagError(f"{clash} held-out questions are also training questions")
     url = args.base_url or settings.url
     lm = VLLMTokens(url, args.model or settings.model or VLLMClient(url).model)
     cache = lsr.ScoreCache(settings.home / "lsr-lm-scores.sqlite")
     out = Path(args.out)
-    print(f"training a query encoder on {len(examples)} 2Wiki questions (none of them an "
-          f"evaluation question), k={config.k}, γ={config.gamma}, β={config.beta}, "
+    print(f"training a query encoder on {what}, k={config.k}, γ={config.gamma}, β={config.beta}, "
           f"{config.epochs} epochs of batch {config.batch}; LM {lm.model} at {url}",
           file=sys.stderr)
     report = lsr.Trainer(corpus, lm, out, config, cache).train(examples, resume=not args.fresh)
@@ -238,6 +244,10 @@ def _train_retriever(args: argparse.Namespace, settings: Settings) -> int:
           f"{sum(report.losses[-5:]) / len(report.losses[-5:]):.4f} (mean of the last 5); LM "
           f"scored {report.scored_pairs} pairs, {report.cached_pairs} from the cache; "
           f"encoder in {out}")
+    if not held_out:
+        print("bits per byte with and without it: python benchmarks/replug_lm.py --store "
+              f"{store} --query-encoder {out}")
+        return 0
     ks = [k for k in (1, 2, 5, 10, 20) if k <= len(corpus.chroma)]
     before = lsr.recall_at(corpus.chroma, held_out, ks)
     after = lsr.recall_at(corpus.chroma, held_out, ks, QueryEncoder(out))
@@ -323,6 +333,9 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--store", dest="store_dir", help="corpus folder (needs the dense store)")
     t.add_argument("--n", type=int, help="training questions (default: all 2Wiki ones left "
                                          "after the held-out head and deduplication)")
+    t.add_argument("--task", choices=["qa", "lm"], default="qa",
+                   help="qa: 2Wiki questions and answers; lm: corpus passages, the second half "
+                        "given the first")
     t.add_argument("--k", type=int, default=10, help="passages per question")
     t.add_argument("--gamma", type=float, default=0.1, help="retriever temperature γ")
     t.add_argument("--beta", dest="lm_beta", type=float, default=0.1, help="LM temperature β")

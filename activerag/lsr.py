@@ -37,8 +37,10 @@ from activerag.demo import load_demo_questions
 from activerag.errors import ActiveRagError
 from activerag.metrics import normalize
 
-TEACHER_PROMPT = "{passage}\n\nQuestion: {question}\nAnswer:"
-"""The prompt under which the LM scores an answer given one passage (y follows after a space)."""
+TEACHER_PROMPTS = {"qa": "{passage}\n\nQuestion: {question}\nAnswer:",
+                   "lm": "{passage}\n\n{question}"}
+"""The prompt under which the LM scores y given one passage (y follows after a space): a
+question and its answer, or (the LM task) a text's first half and its second half."""
 
 HELD_OUT_2WIKI = 500
 """The first 500 questions of the 1,000-question 2Wiki file are evaluation questions (every
@@ -68,6 +70,9 @@ class LSRConfig:
     seed: int = 0
     checkpoint_every: int = 10
     """Steps between checkpoints (and at every epoch's end)."""
+    task: Literal["qa", "lm"] = "qa"
+    """qa: x a question, y its gold answer. lm: x the first half of a corpus passage, y the
+    second, passages of x's own title never retrieved (§5.2 avoids trivial retrieval)."""
 
     def check(self) -> None:
         if self.k < 2:
@@ -151,6 +156,35 @@ def training_examples(n: int | None = None, seed: int = 0) -> list[Example]:
     return out[:n] if n else out
 
 
+def halves(text: str) -> tuple[str, str]:
+    """A passage cut in two at its middle word (the LM task's x and y)."""
+    words = text.split()
+    half = len(words) // 2
+    return " ".join(words[:half]), " ".join(words[half:])
+
+
+def lm_split(docs: Sequence[Any], held_out: int = 40, seed: int = 0, min_words: int = 60
+             ) -> tuple[list[Any], list[Example]]:
+    """The LM experiment's passages and the LM task's training examples from the same corpus.
+
+    The evaluated passages are HELD_OUT seeded picks among those of MIN_WORDS words or more
+    (what benchmarks/replug_lm.py scores); training uses the other long passages whose title
+    none of them has, x its first half and y its second, in a seeded order.
+    """
+    candidates = [d for d in docs if len(d.page_content.split()) >= min_words]
+    evaluated = random.Random(seed).sample(candidates, min(held_out, len(candidates)))
+    titles = {d.metadata.get("title", "") for d in evaluated}
+    train = []
+    for d in candidates:
+        title = d.metadata.get("title", "")
+        if title in titles:
+            continue
+        x, y = halves(d.page_content)
+        train.append(Example(d.id or x[:40], x, [y], [title]))
+    random.Random(seed + 1).shuffle(train)
+    return evaluated, train
+
+
 def overlap(train: Iterable[Example], test: Iterable[Example]) -> int:
     """How many TEST questions share a normalised text with a TRAIN question."""
     keys = {_key(e.question) for e in train}
@@ -173,8 +207,8 @@ class ScoreCache:
         self._lock = threading.Lock()
 
     @staticmethod
-    def key(question: str, passage_id: str, answer: str, model: str) -> str:
-        return json.dumps([question, passage_id, answer, model, TEACHER_PROMPT])
+    def key(question: str, passage_id: str, answer: str, model: str, template: str) -> str:
+        return json.dumps([question, passage_id, answer, model, template])
 
     def get(self, key: str) -> list[float] | None:
         with self._lock:
@@ -193,17 +227,19 @@ class ScoreCache:
 
 
 async def answer_logprobs(lm: Any, cache: ScoreCache, question: str, answer: str,
-                          passages: Sequence[tuple[str, str]]) -> tuple[list[list[float]], int]:
-    """The token log-probabilities of ANSWER after each (id, text) passage and QUESTION, and how
-    many the server had to score (the rest came from CACHE)."""
+                          passages: Sequence[tuple[str, str]],
+                          template: str = TEACHER_PROMPTS["qa"]
+                          ) -> tuple[list[list[float]], int]:
+    """The token log-probabilities of ANSWER after each (id, text) passage and QUESTION (put in
+    TEMPLATE), and how many the server had to score (the rest came from CACHE)."""
     answer = answer.strip()
-    keys = [cache.key(question, pid, answer, lm.model) for pid, _ in passages]
+    keys = [cache.key(question, pid, answer, lm.model, template) for pid, _ in passages]
     found = [cache.get(k) for k in keys]
     todo = [i for i, f in enumerate(found) if f is None]
     if todo:
         y = await lm.tokenize(" " + answer)
         prompts = await asyncio.gather(*[
-            lm.tokenize(TEACHER_PROMPT.format(passage=passages[i][1], question=question))
+            lm.tokenize(template.format(passage=passages[i][1], question=question))
             for i in todo])
         scored = await asyncio.gather(*[lm.score(p, y) for p in prompts])
         for i, values in zip(todo, scored, strict=True):
@@ -278,9 +314,16 @@ class Trainer:
 
         vectors = np.asarray(model.encode([e.question for e in examples], batch_size=64,
                                           normalize_embeddings=True, show_progress_bar=False))
+        lm_task = self.config.task == "lm"
+        depth = self.config.k + (20 if lm_task else 0)
         out = []
         for i in range(0, len(examples), 64):
-            for hits in self.chroma.search_vectors(vectors[i:i + 64], self.config.k):
+            rows = self.chroma.search_vectors(vectors[i:i + 64], depth)
+            for e, hits in zip(examples[i:i + 64], rows, strict=True):
+                if lm_task:  # never a passage of x's own title
+                    hits = [h for h in hits if h[0].metadata.get("title", "") not in
+                            e.gold_titles]
+                hits = hits[:self.config.k]
                 out.append(Retrieved([d.id or "" for d, _, _ in hits],
                                      [d.page_content for d, _, _ in hits],
                                      [d.metadata.get("title", "") for d, _, _ in hits]))
@@ -299,7 +342,8 @@ class Trainer:
                 async with sem:
                     values, asked = await answer_logprobs(
                         self.lm, self.cache, e.question, e.answers[0],
-                        list(zip(r.ids, r.texts, strict=True)))
+                        list(zip(r.ids, r.texts, strict=True)),
+                        TEACHER_PROMPTS[self.config.task])
                 r.lm = [lm_score(v, self.config.lm_score) for v in values]
                 counts[0] += asked
                 counts[1] += len(values) - asked
@@ -340,7 +384,8 @@ class Trainer:
         ids = [e.id for e in examples]
         if resume and self.checkpoint.exists():
             state = torch.load(self.checkpoint, weights_only=False)
-            if state["config"] != asdict(cfg) or state["questions"] != ids:
+            written = {**asdict(LSRConfig()), **state["config"]}  # settings added since
+            if written != asdict(cfg) or state["questions"] != ids:
                 raise ActiveRagError(
                     f"{self.checkpoint} was written with other settings or questions; use the "
                     "same ones to resume, or another --out (or delete it) to start afresh")
@@ -374,7 +419,8 @@ class Trainer:
                                str(self.out))
         _save_encoder(model, self.out, {"config": asdict(cfg), "steps": step,
                                         "questions": len(examples), "base": "all-MiniLM-L6-v2",
-                                        "lm": self.lm.model, "teacher_prompt": TEACHER_PROMPT,
+                                        "lm": self.lm.model,
+                                        "teacher_prompt": TEACHER_PROMPTS[cfg.task],
                                         "losses": losses})
         return TrainReport(step, cfg.epochs, len(examples), losses, scored, cached, resumed,
                            str(self.out))

@@ -1,12 +1,16 @@
 """REPLUG as a language model (Table 1 and Figure 4 in shape): bits per byte of held-out text.
 
     python benchmarks/replug_lm.py --store STORE [--n 40] [--out runs/replug-lm]
+        [--dense] [--query-encoder DIR]
 
 Each of N seeded corpus passages of 60 words or more is cut in half: the first half x is the
 query and the context, the second half y is scored. No retrieval scores y after x alone;
 REPLUG scores it by Eq. 2 over the top k BM25 documents for x (documents of the passage's own
 title excluded, as §5.2 avoids trivial retrieval), each document prepended to x; the random
-ablation ensembles 10 random passages with uniform weights. Prints BPB per setting with 95%
+ablation ensembles 10 random passages with uniform weights. --dense adds REPLUG over the Chroma
+store's MiniLM top 10 and --query-encoder REPLUG-LSR's (a query tower trained by `activerag
+train-retriever --task lm`, on passages none of whose titles is evaluated here). Prints BPB per
+setting with 95%
 bootstrap intervals and paired p against no retrieval, and writes a table and a plot.
 Needs a running server (`activerag serve`).
 """
@@ -19,6 +23,7 @@ import json
 import random
 from pathlib import Path
 
+from activerag.lsr import halves, lm_split
 from activerag.nodes.replug import ensemble_logprobs, weights_of
 from activerag.nodes.replug_logic import bits_per_byte
 from activerag.settings import Settings
@@ -29,21 +34,29 @@ from activerag.token_lm import VLLMTokens
 KS = (1, 2, 5, 10)
 
 
+def _others(found, title: str, k: int):  # type: ignore[no-untyped-def]
+    """The first K hits whose title is not the passage's own, each carrying its score."""
+    kept = [(d, s) for d, s in found if d.metadata.get("title") != title][:k]
+    return [d.model_copy(update={"metadata": {**d.metadata, "score": s}}) for d, s in kept]
+
+
+async def _replug_bpb(lm: VLLMTokens, docs, x: str, y: str, y_ids, kind: str) -> float:  # type: ignore[no-untyped-def]
+    prompts = await asyncio.gather(*[lm.tokenize(f"{d.page_content}\n\n{x}") for d in docs])
+    return bits_per_byte(await ensemble_logprobs(lm, prompts, weights_of(docs, kind), y_ids),
+                         " " + y)
+
+
 async def passage_bpb(lm: VLLMTokens, corpus: Corpus, text: str, title: str,
-                      rng: random.Random) -> dict[str, float]:
-    words = text.split()
-    half = len(words) // 2
-    x, y = " ".join(words[:half]), " ".join(words[half:])
+                      rng: random.Random, dense: dict | None = None) -> dict[str, float]:
+    x, y = halves(text)
     y_ids = await lm.tokenize(" " + y)
-    found = [(d, s) for d, s in corpus.bm25.search(x, max(KS) + 20)
-             if d.metadata.get("title") != title][: max(KS)]
     out = {"none": bits_per_byte(await lm.score(await lm.tokenize(x), y_ids), " " + y)}
-    prompts = await asyncio.gather(*[lm.tokenize(f"{d.page_content}\n\n{x}") for d, _ in found])
-    docs = [d.model_copy(update={"metadata": {**d.metadata, "score": s}}) for d, s in found]
+    docs = _others(corpus.bm25.search(x, max(KS) + 20), title, max(KS))
     for k in KS:
-        weights = weights_of(docs[:k])
-        logprobs = await ensemble_logprobs(lm, prompts[:k], weights, y_ids)
-        out[f"replug k={k}"] = bits_per_byte(logprobs, " " + y)
+        out[f"replug k={k}"] = await _replug_bpb(lm, docs[:k], x, y, y_ids, "bm25")
+    for name, search in (dense or {}).items():  # dense retrievers: k = 10
+        found = await asyncio.to_thread(search, x, max(KS) + 20)
+        out[name] = await _replug_bpb(lm, _others(found, title, max(KS)), x, y, y_ids, "chroma")
     others = [d for d in rng.sample(corpus.bm25.docs, 30) if d.metadata.get("title") != title]
     random_prompts = await asyncio.gather(*[lm.tokenize(f"{d.page_content}\n\n{x}")
                                             for d in others[:10]])
@@ -59,22 +72,29 @@ async def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--concurrency", type=int, default=4)
     p.add_argument("--out", default="runs/replug-lm")
+    p.add_argument("--dense", action="store_true",
+                   help="also REPLUG over the Chroma store's MiniLM top 10")
+    p.add_argument("--query-encoder", help="also REPLUG-LSR: the top 10 by this trained query "
+                                           "encoder (activerag train-retriever --task lm)")
     args = p.parse_args()
     settings = Settings.from_env()
     from activerag.lm import VLLMClient
 
     lm = VLLMTokens(settings.url, VLLMClient(settings.url).model)
     corpus = Corpus(Path(args.store))
-    rng = random.Random(args.seed)
-    picked = rng.sample([d for d in corpus.bm25.docs if len(d.page_content.split()) >= 60],
-                        args.n)
+    picked = lm_split(corpus.bm25.docs, args.n, args.seed)[0]
+    dense = {}
+    if args.dense or args.query_encoder:
+        dense["replug MiniLM k=10"] = corpus.chroma.search
+    if args.query_encoder:
+        dense["replug-LSR k=10"] = corpus.encoded(args.query_encoder).search
     sem = asyncio.Semaphore(args.concurrency)
 
     async def one(i: int) -> dict[str, float]:
         async with sem:
             doc = picked[i]
             result = await passage_bpb(lm, corpus, doc.page_content,
-                                       doc.metadata.get("title", ""), random.Random(i))
+                                       doc.metadata.get("title", ""), random.Random(i), dense)
             print(f"{i + 1}/{len(picked)}", flush=True)
             return result
 
@@ -112,6 +132,12 @@ def plot(summary: dict, path: Path, n: int) -> None:
     err = [[b - summary[f"replug k={k}"]["ci"][0] for k, b in zip(ks, bpb, strict=True)],
            [summary[f"replug k={k}"]["ci"][1] - b for k, b in zip(ks, bpb, strict=True)]]
     ax.errorbar(ks, bpb, yerr=err, marker="o", capsize=3, label="REPLUG (BM25 documents)")
+    for name, marker in (("replug MiniLM k=10", "s"), ("replug-LSR k=10", "D")):
+        if name in summary:
+            ax.errorbar([10], [summary[name]["bpb"]], marker=marker, linestyle="none", capsize=3,
+                        yerr=[[summary[name]["bpb"] - summary[name]["ci"][0]],
+                              [summary[name]["ci"][1] - summary[name]["bpb"]]],
+                        label=f"{name.removesuffix(' k=10')} ({summary[name]['bpb']:.3f})")
     for name, style in (("none", "--"), ("random k=10", ":")):
         ax.axhline(summary[name]["bpb"], linestyle=style, color="gray" if name == "none"
                    else "tab:red", label=f"{name} ({summary[name]['bpb']:.3f})")

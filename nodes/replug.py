@@ -5,9 +5,9 @@ document (a LangGraph Send branch each), the ensemble of their next-token distri
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import re
-import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 

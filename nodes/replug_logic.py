@@ -148,7 +148,8 @@ def decide_round(proposals: Sequence[Sequence[tuple[int, Top]]],
     return Decided(tokens, low, certified)
 
 
-def document_keep(prompt_tokens: int, document_tokens: int, window: int, reserve: int) -> int | None:
+def document_keep(prompt_tokens: int, document_tokens: int, window: int,
+                  reserve: int) -> int | None:
     """How many of a document's DOCUMENT_TOKENS to keep so that its PROMPT_TOKENS-token prompt
     leaves RESERVE tokens of a WINDOW-token context for the answer; None: it fits whole.
 

@@ -53,8 +53,10 @@ def test_a_resumed_run_trains_the_encoder_an_uninterrupted_run_trains(trained):
 def test_every_lm_score_comes_from_the_server_once(trained):
     straight, stopped, resumed = trained["straight"], trained["stopped"], trained["resumed"]
     assert straight.scored_pairs > 0
-    # the second and third runs retrieve what the first did at its start: all from the cache
+    # the second run retrieves what the first did at its start: all from the cache; resumed,
+    # it scores again only passages its second epoch retrieves and the first run's did not
     assert stopped.scored_pairs == 0 and stopped.cached_pairs == 8 * 4
+    assert resumed.scored_pairs == 0
 
 
 def test_the_trained_encoder_searches_the_collection(trained):
