@@ -41,7 +41,10 @@ MUTATION_MIN ?= 85
 MUTANTS := 'activerag.nodes.logic.*' 'activerag.nodes.replug_logic.*' 'activerag.metrics.*' \
 	'activerag.stores.documents.x_passage_id__*' 'activerag.stores.documents.x_make_document__*' \
 	'activerag.stores.documents.x_split_passages__*' 'activerag.cache.x*CachedLM*_key__*' \
-	'activerag.lm.x_trim__*' 'activerag.lm.x__tokens_of__*'
+	'activerag.lm.x_trim__*' 'activerag.lm.x__tokens_of__*' 'activerag.lsr.x_lsr_loss__*' \
+	'activerag.lsr.x_lr_factor__*' 'activerag.lsr.x_lm_score__*' 'activerag.lsr.x_title_recall__*' \
+	'activerag.lsr.x_halves__*' 'activerag.lsr.x_lm_split__*' 'activerag.lsr.x_overlap__*' \
+	'activerag.lsr.x*LSRConfig*check__*'
 
 .PHONY: mutation
 mutation: setup

@@ -162,3 +162,26 @@ def test_training_questions_are_never_evaluation_questions():
         [e.id for e in lsr.training_examples(20, seed=3)]
     assert [e.id for e in lsr.training_examples(20, seed=3)] != \
         [e.id for e in lsr.training_examples(20, seed=4)]
+
+
+def test_halves_cut_a_passage_at_its_middle_word():
+    assert lsr.halves("a b c d e") == ("a b", "c d e")
+    assert lsr.halves(" one  two ") == ("one", "two")
+
+
+def test_lm_split_trains_on_no_title_it_evaluates():
+    from langchain_core.documents import Document
+
+    docs = [Document(page_content=" ".join(["w"] * (60 + i)), id=f"p{i}",
+                     metadata={"title": f"T{i % 5}"}) for i in range(20)]
+    docs.append(Document(page_content="too short", id="short", metadata={"title": "S"}))
+    evaluated, train = lsr.lm_split(docs, held_out=3, seed=1)
+    assert len(evaluated) == 3
+    seen = {d.metadata["title"] for d in evaluated}
+    assert train and all(e.gold_titles[0] not in seen for e in train)
+    assert len(train) == sum(1 for d in docs[:20] if d.metadata["title"] not in seen)
+    assert all(e.id != "short" for e in train)
+    first = train[0]
+    doc = next(d for d in docs if d.id == first.id)
+    assert (first.question, first.answers[0]) == lsr.halves(doc.page_content)
+    assert [d.id for d in lsr.lm_split(docs, 3, seed=1)[0]] == [d.id for d in evaluated]

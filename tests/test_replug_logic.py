@@ -132,3 +132,14 @@ def test_a_round_stops_where_a_look_ahead_ends():
     # no documents, nothing decided
     empty = decide_round([], [])
     assert (empty.tokens, empty.low, empty.certified) == ([], [], [])
+
+
+def test_document_keep_cuts_only_what_overflows_and_refuses_what_cannot_fit():
+    from activerag.nodes.replug_logic import document_keep
+
+    assert document_keep(90, 50, window=100, reserve=10) is None
+    assert document_keep(91, 50, window=100, reserve=10) == 49
+    assert document_keep(130, 50, window=100, reserve=10) == 10
+    assert document_keep(139, 50, window=100, reserve=10) == 1
+    with pytest.raises(ValueError, match="even without its document"):
+        document_keep(140, 50, window=100, reserve=10)
