@@ -185,3 +185,45 @@ def test_lm_split_trains_on_no_title_it_evaluates():
     doc = next(d for d in docs if d.id == first.id)
     assert (first.question, first.answers[0]) == lsr.halves(doc.page_content)
     assert [d.id for d in lsr.lm_split(docs, 3, seed=1)[0]] == [d.id for d in evaluated]
+
+
+def test_lm_split_by_default_evaluates_what_the_lm_benchmark_always_evaluated():
+    """40 seeded picks (seed 0) among passages of 60 words or more, as results/replug-lm.md."""
+    import random
+
+    from langchain_core.documents import Document
+
+    docs = [Document(page_content=" ".join(["w"] * (59 + i % 3)), id=f"p{i}",
+                     metadata={"title": f"T{i}"}) for i in range(150)]
+    long = [d for d in docs if len(d.page_content.split()) >= 60]
+    want = random.Random(0).sample(long, 40)
+    evaluated, train = lsr.lm_split(docs)
+    assert [d.id for d in evaluated] == [d.id for d in want]
+    assert len(train) == len(long) - 40
+    assert [e.id for e in lsr.lm_split(docs)[1]] == [e.id for e in train]  # a seeded order
+
+
+def test_lm_split_treats_untitled_passages_as_one_title_and_names_unnamed_ones():
+    from langchain_core.documents import Document
+
+    docs = [Document(page_content=f"u{i} " + " ".join(["w"] * 70)) for i in range(4)]
+    docs += [Document(page_content=" ".join(["v"] * 70), id="t", metadata={"title": "T"})]
+    evaluated, train = lsr.lm_split(docs, held_out=1, seed=0)
+    assert not evaluated[0].metadata  # seed 0 evaluates an untitled passage
+    assert [e.id for e in train] == ["t"]  # so every untitled one stays out of training
+    evaluated, train = lsr.lm_split(docs[1:], held_out=1, seed=0)
+    assert evaluated[0].id == "t"
+    assert sorted(e.id for e in train) == sorted(lsr.halves(d.page_content)[0][:40]
+                                                 for d in docs[1:4])
+
+
+def test_the_smallest_settings_that_can_train_are_accepted():
+    lsr.LSRConfig(k=2, batch=1, epochs=1, checkpoint_every=1).check()
+    assert lsr.lr_factor(1, 2, 0.5) == 1.0  # the one decay step after a one-step warm-up
+
+
+def test_overlap_counts_only_shared_questions():
+    train = [Example("1", "Who wrote Hamlet?", ["x"])]
+    test = [Example(str(i), q, ["x"]) for i, q in
+            enumerate(["who wrote hamlet", "Who wrote Macbeth?", "Who wrote Lear?"])]
+    assert lsr.overlap(train, test) == 1
