@@ -216,7 +216,8 @@ def _train_retriever(args: argparse.Namespace, settings: Settings) -> int:
 
     config = lsr.LSRConfig(k=args.k, gamma=args.gamma, beta=args.lm_beta, lm_score=args.lm_score,
                            direction=args.kl, lr=args.lr, batch=args.batch, epochs=args.epochs,
-                           seed=args.seed, checkpoint_every=args.checkpoint_every, task=args.task)
+                           seed=args.seed, checkpoint_every=args.checkpoint_every, task=args.task,
+                           teacher=args.teacher)
     config.check()
     store = Path(args.store_dir) if args.store_dir else settings.stores
     corpus = Corpus(store, settings.chroma_url)
@@ -240,10 +241,12 @@ def _train_retriever(args: argparse.Namespace, settings: Settings) -> int:
           f"{config.epochs} epochs of batch {config.batch}; LM {lm.model} at {url}",
           file=sys.stderr)
     report = lsr.Trainer(corpus, lm, out, config, cache).train(examples, resume=not args.fresh)
-    print(f"trained {report.steps} steps; loss {report.losses[0]:.4f} -> "
-          f"{sum(report.losses[-5:]) / len(report.losses[-5:]):.4f} (mean of the last 5); LM "
-          f"scored {report.scored_pairs} pairs, {report.cached_pairs} from the cache; "
-          f"encoder in {out}")
+    per = max(1, len(report.losses) // config.epochs)
+    means = [sum(report.losses[i:i + per]) / len(report.losses[i:i + per])
+             for i in range(0, len(report.losses), per)]
+    print(f"trained {report.steps} steps; mean loss per epoch "
+          f"{' -> '.join(f'{m:.3f}' for m in means)}; LM scored {report.scored_pairs} pairs, "
+          f"{report.cached_pairs} from the cache; encoder in {out}")
     if not held_out:
         print("bits per byte with and without it: python benchmarks/replug_lm.py --store "
               f"{store} --query-encoder {out}")
@@ -342,6 +345,8 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--lm-score", choices=["mean", "sum"], default="mean")
     t.add_argument("--kl", choices=["paper", "reverse"], default="paper",
                    help="KL(P_R||Q) as in Eq. 5, or the official code's KL(Q||P_R)")
+    t.add_argument("--teacher", choices=["lm", "shuffled"], default="lm",
+                   help="shuffled: a control with each question's LM scores permuted")
     t.add_argument("--lr", type=float, default=2e-5)
     t.add_argument("--batch", type=int, default=16)
     t.add_argument("--epochs", type=int, default=3)

@@ -70,6 +70,9 @@ class LSRConfig:
     seed: int = 0
     checkpoint_every: int = 10
     """Steps between checkpoints (and at every epoch's end)."""
+    teacher: Literal["lm", "shuffled"] = "lm"
+    """shuffled: each question's LM scores permuted among its passages, a control that keeps
+    the questions, passages and steps but not the LM's preferences."""
     task: Literal["qa", "lm"] = "qa"
     """qa: x a question, y its gold answer. lm: x the first half of a corpus passage, y the
     second, passages of x's own title never retrieved (§5.2 avoids trivial retrieval)."""
@@ -438,6 +441,9 @@ class Trainer:
             found = self._epoch_passages(model, examples, epoch)
             a, b = self._score(examples, found)
             scored, cached = scored + a, cached + b
+            if cfg.teacher == "shuffled":
+                for i, r in enumerate(found):
+                    random.Random(f"{cfg.seed}/{epoch}/{i}").shuffle(r.lm)
             order = list(range(len(examples)))
             random.Random(cfg.seed * 1000 + epoch).shuffle(order)
             model.train()

@@ -63,27 +63,28 @@ if (RUNS / "2wiki-family-n50" / "summary.json").exists():
     print((OUT / "2wiki-all-methods-n50.md").read_text())
 # REPLUG over the dense store: MiniLM's own query encoder against the LSR-trained one, on the
 # same 50 questions as the BM25 REPLUG run (p: paired bootstrap against REPLUG-LSR).
-LSR_RUNS = {"2wiki-replug-lsr-n50": "-LSR", "2wiki-replug-dense-n50": " (MiniLM)"}
+LSR_RUNS = {"2wiki-replug-lsr-vote-n50": "-LSR", "2wiki-replug-dense-vote-n50": " (MiniLM)"}
 if all((RUNS / name / "examples.jsonl").exists() for name in LSR_RUNS):
     rows = []
     for name, suffix in LSR_RUNS.items():
         rows += [{**r, "method": r["method"] + suffix} for r in Run(RUNS / name).rows()]
     ids = {r["id"] for r in rows}
     rows += [r for r in Run(RUNS / "2wiki-replug-n50").rows() if r["id"] in ids
-             and r["method"] in ("replug", "none")]
-    order = ["replug-LSR", "replug (MiniLM)", "replug", "single_k1-LSR", "single_k1 (MiniLM)",
-             "none"]
+             and r["method"] in ("replug_vote", "none")]
+    order = ["replug_vote-LSR", "replug_vote (MiniLM)", "replug_vote", "single_k1-LSR",
+             "single_k1 (MiniLM)", "none"]
     order = [m for m in order if any(r["method"] == m for r in rows)]
     summary = summarise_methods(rows, order)
     (OUT / "2wiki-replug-lsr-n50.md").write_text(
-        "### REPLUG with the dense retriever, before and after LSR, on the first 50 "
-        "2WikiMultihopQA dev questions (k=10 for replug, 1 for single_k1; paper exemplars "
-        "without documents; SmolLM2-135M-Instruct; answers capped at 128 tokens; `replug` "
-        "and `none` are the BM25 run's rows; p: paired bootstrap against replug-LSR)\n\n"
+        "### REPLUG (the released code's vote, k=10) and the top-1 document with the dense "
+        "retriever, before (MiniLM) and after LSR, on the first 50 2WikiMultihopQA dev "
+        "questions (paper exemplars without documents; SmolLM2-135M-Instruct; answers capped "
+        "at 128 tokens; `replug_vote` and `none` are the BM25 run's rows; p: paired bootstrap "
+        "against replug_vote-LSR)\n\n"
         + markdown_table(summary))
     (OUT / "2wiki-replug-lsr-n50.json").write_text(json.dumps(summary, indent=1))
     print((OUT / "2wiki-replug-lsr-n50.md").read_text())
-for name in ("lsr-2wiki", "lsr-2wiki-lm"):
+for name in ("lsr-2wiki", "lsr-2wiki-shuffled", "lsr-2wiki-lm"):
     for src in ("recall.md", "recall.json", "lsr.json"):
         if (RUNS / name / src).exists():
             data = (RUNS / name / src).read_text()

@@ -38,6 +38,17 @@ activerag sweep window --dataset 2wiki "${COMMON[@]}" --n 50 --cache --out runs/
 activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval --store "$STORE" \
   --max-answer-tokens 128 --concurrency 4 --n 50 --run runs/2wiki-replug-n50 \
   --methods replug,none,single_k1,single_k10,replug_vote
+# REPLUG-LSR: train MiniLM's query tower from the LM's scores on 480 2Wiki questions that no
+# evaluation uses (prints recall@k before and after on the first 200), a control whose LM scores
+# are shuffled, then the released code's vote and the top-1 document with the dense retriever
+# before and after (the store needs its Chroma half: ingest without --no-dense).
+activerag train-retriever --store "$STORE" --out runs/lsr-2wiki
+activerag train-retriever --store "$STORE" --out runs/lsr-2wiki-shuffled --teacher shuffled
+DENSE=(--dataset 2wiki --prompts paper --no-exemplar-retrieval --store "$STORE"
+       --max-answer-tokens 128 --concurrency 4 --n 50 --retriever chroma
+       --methods replug_vote,single_k1)
+activerag eval "${DENSE[@]}" --run runs/2wiki-replug-dense-vote-n50
+activerag eval "${DENSE[@]}" --query-encoder runs/lsr-2wiki --run runs/2wiki-replug-lsr-vote-n50
 # REPLUG's cost: token vs agree mode on demo questions, one at a time (same tokens).
 python benchmarks/replug_cost.py --n 6 --k 10 --lookahead 8 16 > runs/replug-cost.md
 # REPLUG as a language model: bits per byte of 40 held-out passages (Table 1 / Figure 4 shape).
