@@ -39,20 +39,26 @@ activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval --store "
   --max-answer-tokens 128 --concurrency 4 --n 50 --run runs/2wiki-replug-n50 \
   --methods replug,none,single_k1,single_k10,replug_vote
 # REPLUG-LSR: train MiniLM's query tower from the LM's scores on 480 2Wiki questions that no
-# evaluation uses (prints recall@k before and after on the first 200), a control whose LM scores
-# are shuffled, then the released code's vote and the top-1 document with the dense retriever
-# before and after (the store needs its Chroma half: ingest without --no-dense).
+# evaluation uses (prints recall@k before and after on the first 200), a control whose LM
+# scores are shuffled, the released code's vote and the top-1 document with the dense
+# retriever before and after, and a query tower for the LM task (--task lm; its lr is 5x the
+# paper's for 30 steps). The store needs its Chroma half: ingest without --no-dense.
 activerag train-retriever --store "$STORE" --out runs/lsr-2wiki
+# the control trains on the passages the LM-taught run retrieved in each epoch (its epoch files)
+mkdir -p runs/lsr-2wiki-shuffled && cp runs/lsr-2wiki/epoch-*.json runs/lsr-2wiki-shuffled/
 activerag train-retriever --store "$STORE" --out runs/lsr-2wiki-shuffled --teacher shuffled
 DENSE=(--dataset 2wiki --prompts paper --no-exemplar-retrieval --store "$STORE"
        --max-answer-tokens 128 --concurrency 4 --n 50 --retriever chroma
        --methods replug_vote,single_k1)
 activerag eval "${DENSE[@]}" --run runs/2wiki-replug-dense-vote-n50
 activerag eval "${DENSE[@]}" --query-encoder runs/lsr-2wiki --run runs/2wiki-replug-lsr-vote-n50
+activerag train-retriever --store "$STORE" --task lm --n 120 --epochs 2 --batch 8 --lr 1e-4 \
+  --out runs/lsr-2wiki-lm
 # REPLUG's cost: token vs agree mode on demo questions, one at a time (same tokens).
 python benchmarks/replug_cost.py --n 6 --k 10 --lookahead 8 16 > runs/replug-cost.md
 # REPLUG as a language model: bits per byte of 40 held-out passages (Table 1 / Figure 4 shape).
-python benchmarks/replug_lm.py --store "$STORE" --n 40 --concurrency 2 --out runs/replug-lm
+python benchmarks/replug_lm.py --store "$STORE" --n 40 --concurrency 2 --out runs/replug-lm \
+  --dense --query-encoder runs/lsr-2wiki-lm
 # The peer, one question at a time.
 python benchmarks/flarechain_compare.py --store "$STORE" --n 20 --out runs/flarechain
 # Copy the summaries (no per-example outputs: they hold the datasets' questions) into results/.
