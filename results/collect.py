@@ -90,3 +90,48 @@ for name in ("lsr-2wiki", "lsr-2wiki-shuffled", "lsr-2wiki-lm"):
             data = (RUNS / name / src).read_text()
             (OUT / f"{name}-{src}").write_text(data)
 print(sorted(p.name for p in OUT.iterdir()))
+
+
+def plot_recall() -> None:
+    """Gold-title recall@k of MiniLM, the LSR query tower and the shuffled-teacher control."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
+    base = None
+    for name, label in (("lsr-2wiki", "LSR (LM teacher)"),
+                        ("lsr-2wiki-shuffled", "LSR, shuffled teacher (control)")):
+        path = RUNS / name / "recall.json"
+        if not path.exists():
+            continue
+        table = json.loads(path.read_text())["recall"]
+        ks = [int(k) for k in table]
+        base = base or (ks, [table[k]["before"] for k in table], [table[k]["before_ci"]
+                                                                 for k in table])
+        after = [table[k]["after"] for k in table]
+        ci = [table[k]["after_ci"] for k in table]
+        ax.errorbar(ks, after, yerr=[[a - c[0] for a, c in zip(after, ci, strict=True)],
+                                     [c[1] - a for a, c in zip(after, ci, strict=True)]],
+                    marker="o", capsize=3, label=label)
+    if base is None:
+        plt.close(fig)
+        return
+    ks, before, ci = base
+    ax.errorbar(ks, before, yerr=[[b - c[0] for b, c in zip(before, ci, strict=True)],
+                                  [c[1] - b for b, c in zip(before, ci, strict=True)]],
+                marker="s", capsize=3, linestyle="--", color="gray", label="MiniLM (before)")
+    ax.set_xscale("log")
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.set_xlabel("k passages retrieved")
+    ax.set_ylabel("gold-title recall@k")
+    ax.set_title("2Wiki, 200 held-out questions, 7,611 passages")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(OUT / "lsr-recall.png")
+    plt.close(fig)
+
+
+plot_recall()
