@@ -72,6 +72,8 @@ async def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--concurrency", type=int, default=4)
     p.add_argument("--out", default="runs/replug-lm")
+    p.add_argument("--base-url", action="append",
+                   help="a server serving the same model (repeat to spread the passages)")
     p.add_argument("--dense", action="store_true",
                    help="also REPLUG over the Chroma store's MiniLM top 10")
     p.add_argument("--query-encoder", help="also REPLUG-LSR: the top 10 by this trained query "
@@ -80,7 +82,9 @@ async def main() -> None:
     settings = Settings.from_env()
     from activerag.lm import VLLMClient
 
-    lm = VLLMTokens(settings.url, VLLMClient(settings.url).model)
+    urls = args.base_url or [settings.url]
+    model = VLLMClient(urls[0]).model
+    lms = [VLLMTokens(url, model) for url in urls]  # passage i goes to server i mod n
     corpus = Corpus(Path(args.store))
     picked = lm_split(corpus.bm25.docs, args.n, args.seed)[0]
     dense = {}
@@ -93,7 +97,7 @@ async def main() -> None:
     async def one(i: int) -> dict[str, float]:
         async with sem:
             doc = picked[i]
-            result = await passage_bpb(lm, corpus, doc.page_content,
+            result = await passage_bpb(lms[i % len(lms)], corpus, doc.page_content,
                                        doc.metadata.get("title", ""), random.Random(i), dense)
             print(f"{i + 1}/{len(picked)}", flush=True)
             return result
