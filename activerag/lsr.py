@@ -281,7 +281,8 @@ def _embed(model: Any, texts: list[str]) -> Any:
     """Unit-length query vectors with gradients."""
     import torch
 
-    features = model.tokenize(texts)
+    prepare = getattr(model, "preprocess", None) or model.tokenize  # renamed in v5.3
+    features = prepare(texts)
     out = model(features)["sentence_embedding"]
     return torch.nn.functional.normalize(out, dim=-1)
 
