@@ -26,6 +26,8 @@ from activerag.errors import (
 from activerag.lm import LMServerError
 
 _ID_PREFIX = "token_id:"
+RETRIES = 2
+"""Times a request is sent again after the server dropped its connection."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,15 @@ class VLLMTokens:
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         url = self.base_url.rstrip("/").removesuffix("/v1") + path
         try:
-            resp = await self._client().post(url, json={"model": self.model, **body})
+            for attempt in range(RETRIES + 1):
+                try:
+                    resp = await self._client().post(url, json={"model": self.model, **body})
+                    break
+                except (httpx.ReadError, httpx.RemoteProtocolError):
+                    # a busy server can drop a connection; the requests are idempotent
+                    if attempt == RETRIES:
+                        raise
+                    await asyncio.sleep(2.0 ** attempt)
         except httpx.HTTPError as exc:
             raise LMServerUnreachable(
                 f"the LM server at {self.base_url} is unreachable ({exc!r}); start it with "

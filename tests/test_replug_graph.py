@@ -311,3 +311,47 @@ async def test_a_prompt_too_long_without_its_document_is_refused():
 
     with pytest.raises(PromptTooLong, match="even without its document"):
         await long_run(12)
+
+
+@pytest.mark.parametrize("drops", [1, 3])
+async def test_a_dropped_connection_is_retried_twice_then_reported(drops):
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from activerag.errors import LMServerUnreachable
+    from activerag.token_lm import VLLMTokens
+
+    seen = []
+
+    class Drops(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["content-length"]))
+            seen.append(self.path)
+            if len(seen) <= drops:  # close the connection without an answer
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            body = json.dumps({"tokens": [7, 8]}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = HTTPServer(("127.0.0.1", 0), Drops)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        lm = VLLMTokens(f"http://127.0.0.1:{srv.server_port}/v1", "m")
+        if drops <= 2:
+            assert await lm.tokenize("a b") == [7, 8]
+            assert len(seen) == drops + 1
+        else:
+            with pytest.raises(LMServerUnreachable, match="unreachable"):
+                await lm.tokenize("a b")
+            assert len(seen) == 3
+    finally:
+        srv.shutdown()
