@@ -120,6 +120,8 @@ async def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "replug-lm.md").write_text("\n".join(lines) + "\n")
     (out / "replug-lm.json").write_text(json.dumps(summary, indent=1))
+    # per passage, for paired tests between any two settings
+    (out / "passages.json").write_text(json.dumps(rows, indent=1))
     plot(summary, out / "replug-lm.png", len(rows))
     print("\n".join(lines))
 

@@ -35,7 +35,10 @@ for sweep, suffix in SWEEPS.items():
 for src, dst in ((RUNS / "replug-cost.md", OUT / "replug-cost.md"),
                  (RUNS / "replug-lm" / "replug-lm.md", OUT / "replug-lm.md"),
                  (RUNS / "replug-lm" / "replug-lm.png", OUT / "replug-lm.png"),
-                 (RUNS / "replug-lm" / "replug-lm.json", OUT / "replug-lm.json")):
+                 (RUNS / "replug-lm" / "replug-lm.json", OUT / "replug-lm.json"),
+                 (RUNS / "replug-lm-lsr" / "replug-lm.md", OUT / "replug-lm-lsr.md"),
+                 (RUNS / "replug-lm-lsr" / "replug-lm.png", OUT / "replug-lm-lsr.png"),
+                 (RUNS / "replug-lm-lsr" / "replug-lm.json", OUT / "replug-lm-lsr.json")):
     if src.exists():
         shutil.copy(src, dst)
     else:

@@ -57,7 +57,9 @@ activerag train-retriever --store "$STORE" --task lm --n 120 --epochs 2 --batch 
 # REPLUG's cost: token vs agree mode on demo questions, one at a time (same tokens).
 python benchmarks/replug_cost.py --n 6 --k 10 --lookahead 8 16 > runs/replug-cost.md
 # REPLUG as a language model: bits per byte of 40 held-out passages (Table 1 / Figure 4 shape).
-python benchmarks/replug_lm.py --store "$STORE" --n 40 --concurrency 2 --out runs/replug-lm \
+python benchmarks/replug_lm.py --store "$STORE" --n 40 --concurrency 2 --out runs/replug-lm
+# ... and with the dense retriever before and after LSR's LM task, on the first 24 of them.
+python benchmarks/replug_lm.py --store "$STORE" --n 24 --concurrency 4 --out runs/replug-lm-lsr \
   --dense --query-encoder runs/lsr-2wiki-lm
 # The peer, one question at a time.
 python benchmarks/flarechain_compare.py --store "$STORE" --n 20 --out runs/flarechain
