@@ -262,6 +262,8 @@ class Retrieved:
     ids: list[str]
     texts: list[str]
     titles: list[str]
+    vectors: Any = None
+    """The passages' stored (frozen) embeddings, [k, dim]."""
     lm: list[float] = field(default_factory=list)
 
 
@@ -330,7 +332,8 @@ class Trainer:
                 hits = hits[:self.config.k]
                 out.append(Retrieved([d.id or "" for d, _, _ in hits],
                                      [d.page_content for d, _, _ in hits],
-                                     [d.metadata.get("title", "") for d, _, _ in hits]))
+                                     [d.metadata.get("title", "") for d, _, _ in hits],
+                                     np.stack([v for _, _, v in hits])))
         return out
 
     def _score(self, examples: list[Example], found: list[Retrieved]) -> tuple[int, int]:
@@ -450,8 +453,7 @@ class Trainer:
             model.train()
             for b_i in range(step - epoch * per_epoch, per_epoch):
                 batch = order[b_i * cfg.batch:(b_i + 1) * cfg.batch]
-                docs = torch.from_numpy(np.stack([self.chroma.embeddings(found[i].ids)
-                                                  for i in batch]))
+                docs = torch.from_numpy(np.stack([found[i].vectors for i in batch]))
                 q = _embed(model, [examples[i].question for i in batch])
                 s = torch.einsum("bd,bkd->bk", q, docs)
                 lm = torch.tensor([found[i].lm for i in batch])
@@ -478,7 +480,13 @@ class Trainer:
         path = self.out / f"epoch-{epoch}.json"
         if path.exists():
             rows = json.loads(path.read_text())
-            return [Retrieved(r["ids"], r["texts"], r["titles"]) for r in rows]
+            vectors = self.chroma.embeddings([i for r in rows for i in r["ids"]])
+            found, start = [], 0
+            for r in rows:
+                found.append(Retrieved(r["ids"], r["texts"], r["titles"],
+                                       vectors[start:start + len(r["ids"])]))
+                start += len(r["ids"])
+            return found
         model.eval()
         found = self._retrieve(model, examples)
         path.write_text(json.dumps([{"ids": r.ids, "texts": r.texts, "titles": r.titles}

@@ -116,8 +116,11 @@ async def fit_documents(lm: TokenLM, docs: Sequence[Document],
     window = await window_of() if window_of is not None else None
     if not window:
         return list(docs), prompts, []
+    room = window - reserve
     out, notes = list(docs), []
     for i, doc in enumerate(docs):
+        if len(prompts[i]) <= room:  # fits: no need to tokenize the document alone
+            continue
         ids = await lm.tokenize(doc.page_content)
         try:
             keep = document_keep(len(prompts[i]), len(ids), window, reserve)
@@ -125,12 +128,11 @@ async def fit_documents(lm: TokenLM, docs: Sequence[Document],
             raise PromptTooLong(f"{exc}; shorten the question or the exemplars, lower "
                                 "max_answer_tokens, or serve the model with a larger "
                                 "--max-model-len") from None
-        if keep is None:
-            continue
+        assert keep is not None  # the prompt overflows, so the document is cut
         for _ in range(4):  # a cut text can tokenize a little longer than its ids
             cut = doc.model_copy(update={"page_content": await lm.detokenize(ids[:keep])})
             prompt = await lm.tokenize(prompt_of(cut))
-            over = len(prompt) - (window - reserve)
+            over = len(prompt) - room
             if over <= 0:
                 break
             keep -= over

@@ -139,7 +139,7 @@ class ChromaStore:
             return []
         res = self.collection.query(query_texts=[query], n_results=k,
                                     include=["documents", "metadatas", "distances"])
-        return [[(d, s) for d, s, _ in hits] for hits in _hits(res)][0]
+        return [(d, s) for d, s, _ in _hits(res)[0]]
 
     def search_vectors(self, vectors: Any, k: int,
                        ) -> list[list[tuple[Document, float, np.ndarray]]]:
@@ -152,8 +152,8 @@ class ChromaStore:
         return _hits(res)
 
     def embeddings(self, ids: list[str]) -> np.ndarray:
-        """The stored embeddings of IDS, in that order."""
-        res = self.collection.get(ids=ids, include=["embeddings"])
+        """The stored embeddings of IDS, in that order (an id may repeat)."""
+        res = self.collection.get(ids=list(dict.fromkeys(ids)), include=["embeddings"])
         by_id = dict(zip(res["ids"], res["embeddings"], strict=True))  # type: ignore[arg-type]
         missing = [i for i in ids if i not in by_id]
         if missing:
