@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -63,11 +64,14 @@ class _HTTPServer(ThreadingHTTPServer):
     fake: FakeServer
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _HTTPServer
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler for test servers: no request log, JSON bodies in and out."""
 
     def log_message(self, format: str, *args: Any) -> None:
         """Keep the test output quiet."""
+
+    def _body(self) -> Any:
+        return json.loads(self.rfile.read(int(self.headers["content-length"])))
 
     def _json(self, status: int, payload: dict[str, Any]) -> None:
         body = json.dumps(payload).encode()
@@ -76,6 +80,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve HANDLER on a free loopback port for a one-off test; yield the base URL (.../v1)."""
+    httpd = _HTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_port}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+class _Handler(QuietHandler):
+    server: _HTTPServer
 
     def _error(self, status: int, message: str) -> None:
         self._json(status, {"error": {"message": message, "type": "FakeServerError",
@@ -89,7 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
                                                      "object": "model"}]})
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        body = self._body()
         if self.path.rstrip("/") != "/v1/completions":
             self._error(404, f"no route {self.path}")
             return

@@ -3,6 +3,7 @@
 import math
 
 import pytest
+from fakeserver import QuietHandler, serving
 from langgraph.checkpoint.memory import InMemorySaver
 from scripted import ScriptedLM, ends
 from scripted_tokens import EOS, ScriptedTokenLM, says
@@ -242,37 +243,22 @@ async def test_k_larger_than_the_corpus_is_refused():
 
 
 async def test_a_server_with_too_few_top_logprobs_is_refused():
-    import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, HTTPServer
-
     from activerag.errors import NoLogprobs
     from activerag.token_lm import VLLMTokens
 
-    class FiveTops(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
+    class FiveTops(QuietHandler):
         def do_POST(self):
-            self.rfile.read(int(self.headers["content-length"]))
+            self._body()
             tops = {f"token_id:{i}": -1.0 - i for i in range(5)}
-            body = json.dumps({"choices": [{"text": "a", "finish_reason": "length", "logprobs": {
+            self._json(200, {"choices": [{"text": "a", "finish_reason": "length", "logprobs": {
                 "tokens": ["token_id:0"], "token_logprobs": [-1.0], "top_logprobs": [tops]}}],
-                "usage": {"prompt_tokens": 3}}).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.end_headers()
-            self.wfile.write(body)
+                "usage": {"prompt_tokens": 3}})
 
-    srv = HTTPServer(("127.0.0.1", 0), FiveTops)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        lm = VLLMTokens(f"http://127.0.0.1:{srv.server_port}/v1", "m")
+    with serving(FiveTops) as url:
+        lm = VLLMTokens(url, "m")
         with pytest.raises(NoLogprobs, match="returned 5 top logprobs where 20 were asked"):
             await lm.steps([1, 2, 3], 1, 20)
         assert len((await lm.steps([1, 2, 3], 1, 5)).positions) == 1
-    finally:
-        srv.shutdown()
 
 
 LONG = "Alpha Beta was born in Vesk. " + "Vesk lies on a long river. " * 30
@@ -315,37 +301,23 @@ async def test_a_prompt_too_long_without_its_document_is_refused():
 
 @pytest.mark.parametrize("drops", [1, 3])
 async def test_a_dropped_connection_is_retried_twice_then_reported(drops):
-    import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, HTTPServer
-
     from activerag.errors import LMServerUnreachable
     from activerag.token_lm import VLLMTokens
 
     seen = []
 
-    class Drops(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
+    class Drops(QuietHandler):
         def do_POST(self):
-            self.rfile.read(int(self.headers["content-length"]))
+            self._body()
             seen.append(self.path)
             if len(seen) <= drops:  # close the connection without an answer
                 self.close_connection = True
                 self.connection.shutdown(2)
                 return
-            body = json.dumps({"tokens": [7, 8]}).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self._json(200, {"tokens": [7, 8]})
 
-    srv = HTTPServer(("127.0.0.1", 0), Drops)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        lm = VLLMTokens(f"http://127.0.0.1:{srv.server_port}/v1", "m")
+    with serving(Drops) as url:
+        lm = VLLMTokens(url, "m")
         if drops <= 2:
             assert await lm.tokenize("a b") == [7, 8]
             assert len(seen) == drops + 1
@@ -353,5 +325,3 @@ async def test_a_dropped_connection_is_retried_twice_then_reported(drops):
             with pytest.raises(LMServerUnreachable, match="unreachable"):
                 await lm.tokenize("a b")
             assert len(seen) == 3
-    finally:
-        srv.shutdown()

@@ -1,4 +1,4 @@
-"""The quickstart notebook executes top to bottom against the real server."""
+"""The notebooks execute top to bottom against the real server."""
 
 from pathlib import Path
 
@@ -10,27 +10,26 @@ pytestmark = pytest.mark.integration
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb"
 
 
-def test_quickstart_notebook_runs(vllm_url, tmp_path, monkeypatch):
+def executed_outputs(name, vllm_url, tmp_path, monkeypatch) -> str:
+    """Run notebooks/NAME top to bottom against the server; return its code cells' output."""
     monkeypatch.setenv("ACTIVERAG_BASE_URL", vllm_url)
     monkeypatch.setenv("ACTIVERAG_STORE_DIR", str(tmp_path / "store"))
-    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb = nbformat.read(NOTEBOOK.parent / name, as_version=4)
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={
         "metadata": {"path": str(tmp_path)}}).execute()
-    outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
-                      for o in c.get("outputs", []))
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                   for o in c.get("outputs", []))
+
+
+def test_quickstart_notebook_runs(vllm_url, tmp_path, monkeypatch):
+    outputs = executed_outputs("quickstart.ipynb", vllm_url, tmp_path, monkeypatch)
     assert "added 330 to BM25" in outputs
     assert "min p=" in outputs and "=>" in outputs
     assert "lm_calls" in outputs
 
 
 def test_replug_notebook_runs(vllm_url, tmp_path, monkeypatch):
-    monkeypatch.setenv("ACTIVERAG_BASE_URL", vllm_url)
-    monkeypatch.setenv("ACTIVERAG_STORE_DIR", str(tmp_path / "store"))
-    nb = nbformat.read(NOTEBOOK.parent / "replug.ipynb", as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={
-        "metadata": {"path": str(tmp_path)}}).execute()
-    outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
-                      for o in c.get("outputs", []))
+    outputs = executed_outputs("replug.ipynb", vllm_url, tmp_path, monkeypatch)
     assert "added 330 to BM25" in outputs
     assert "certified" in outputs and "docs (λ)" in outputs
     assert outputs.count("λ=") == 4
