@@ -44,7 +44,8 @@ MUTANTS := 'activerag.nodes.logic.*' 'activerag.nodes.replug_logic.*' 'activerag
 	'activerag.lm.x_trim__*' 'activerag.lm.x__tokens_of__*' 'activerag.lsr.x_lsr_loss__*' \
 	'activerag.lsr.x_lr_factor__*' 'activerag.lsr.x_lm_score__*' 'activerag.lsr.x_title_recall__*' \
 	'activerag.lsr.x_halves__*' 'activerag.lsr.x_lm_split__*' 'activerag.lsr.x_overlap__*' \
-	'activerag.lsr.x*LSRConfig*check__*'
+	'activerag.lsr.x*LSRConfig*check__*' 'activerag.lsr.x_training_round__*' \
+	'activerag.lsr.x*PassageIndex*'
 
 .PHONY: mutation
 mutation: setup

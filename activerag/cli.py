@@ -217,7 +217,7 @@ def _train_retriever(args: argparse.Namespace, settings: Settings) -> int:
     config = lsr.LSRConfig(k=args.k, gamma=args.gamma, beta=args.lm_beta, lm_score=args.lm_score,
                            direction=args.kl, lr=args.lr, batch=args.batch, epochs=args.epochs,
                            seed=args.seed, checkpoint_every=args.checkpoint_every, task=args.task,
-                           teacher=args.teacher)
+                           teacher=args.teacher, reembed_every=args.reembed_every)
     config.check()
     store = Path(args.store_dir) if args.store_dir else settings.stores
     corpus = Corpus(store, settings.chroma_url)
@@ -253,7 +253,8 @@ def _train_retriever(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     ks = [k for k in (1, 2, 5, 10, 20) if k <= len(corpus.chroma)]
     before = lsr.recall_at(corpus.chroma, held_out, ks)
-    after = lsr.recall_at(corpus.chroma, held_out, ks, QueryEncoder(out))
+    encoder = QueryEncoder(out)
+    after = lsr.recall_at(encoder.index() or corpus.chroma, held_out, ks, encoder)
     lines = [f"gold-title recall@k on the first {len(held_out)} 2Wiki questions (held out; mean, "
              "95% bootstrap interval, paired p)", "",
              "| k | MiniLM | LSR query encoder | p |", "|---|---|---|---|"]
@@ -347,6 +348,9 @@ def parser() -> argparse.ArgumentParser:
                    help="KL(P_R||Q) as in Eq. 5, or the official code's KL(Q||P_R)")
     t.add_argument("--teacher", choices=["lm", "shuffled"], default="lm",
                    help="shuffled: a control with each question's LM scores permuted")
+    t.add_argument("--reembed-every", type=int, default=0, metavar="T",
+                   help="re-embed the passages with the tower every T steps and retrieve from "
+                        "the new index (§4.4; a small corpus); 0: passage embeddings frozen")
     t.add_argument("--lr", type=float, default=2e-5)
     t.add_argument("--batch", type=int, default=16)
     t.add_argument("--epochs", type=int, default=3)

@@ -76,6 +76,11 @@ class LSRConfig:
     task: Literal["qa", "lm"] = "qa"
     """qa: x a question, y its gold answer. lm: x the first half of a corpus passage, y the
     second, passages of x's own title never retrieved (§5.2 avoids trivial retrieval)."""
+    reembed_every: int = 0
+    """0: passage embeddings stay frozen (the tower is a query tower only). T > 0: the tower
+    encodes the passages too, and every T steps they are re-embedded with it and retrieval
+    starts again from the new index (§4.4), for a corpus small enough to re-embed; the encoder
+    folder then keeps its own copy of the passages (`index/`)."""
 
     def check(self) -> None:
         if self.k < 2:
@@ -87,6 +92,9 @@ class LSRConfig:
         for name in ("batch", "epochs", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise ActiveRagError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.reembed_every < 0:
+            raise ActiveRagError(f"reembed_every must be 0 (never) or a number of steps, got "
+                                 f"{self.reembed_every}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -114,6 +122,18 @@ def lr_factor(step: int, total: int, warmup: float) -> float:
     if step < rise:
         return (step + 1) / rise
     return max(0.0, (total - step) / max(1, total - rise))
+
+
+def training_round(step: int, per_epoch: int, reembed_every: int = 0) -> tuple[int, int, int]:
+    """The retrieval round STEP falls in: (epoch, first step, step after the last). A round is an
+    epoch, cut where the passages are re-embedded (every REEMBED_EVERY steps, when non-zero);
+    each round retrieves afresh with the encoder as it begins."""
+    epoch = step // per_epoch
+    first, end = epoch * per_epoch, (epoch + 1) * per_epoch
+    if reembed_every:
+        first = max(first, step // reembed_every * reembed_every)
+        end = min(end, (step // reembed_every + 1) * reembed_every)
+    return epoch, first, end
 
 
 def lm_score(logprobs: Sequence[float], kind: Literal["mean", "sum"]) -> float:
@@ -289,6 +309,44 @@ def _embed(model: Any, texts: list[str]) -> Any:
     return torch.nn.functional.normalize(out, dim=-1)
 
 
+class PassageIndex:
+    """Every passage of the collection with vectors from one state of the tower, searched
+    exactly in memory (what training with re-embedding retrieves from)."""
+
+    def __init__(self, docs: list[Any], vectors: Any, step: int = 0) -> None:
+        import numpy as np
+
+        self.docs = docs
+        self.step = step
+        """The training step whose tower embedded the passages."""
+        self.vectors = np.asarray(vectors, np.float32)
+        self.row = {d.id: i for i, d in enumerate(docs)}
+
+    def search_vectors(self, queries: Any, k: int) -> list[list[tuple[Any, float, Any]]]:
+        import numpy as np
+
+        scores = np.asarray(queries, np.float32) @ self.vectors.T
+        k = min(k, len(self.docs))
+        out = []
+        for row in scores:
+            top = np.argpartition(-row, k - 1)[:k]
+            top = top[np.argsort(-row[top], kind="stable")]
+            out.append([(self.docs[i], float(row[i]), self.vectors[i]) for i in top])
+        return out
+
+    def embeddings(self, ids: list[str]) -> Any:
+        import numpy as np
+
+        return np.stack([self.vectors[self.row[i]] for i in ids])
+
+
+def _encode_passages(model: Any, texts: list[str], progress: bool) -> Any:
+    import numpy as np
+
+    return np.asarray(model.encode(texts, batch_size=64, normalize_embeddings=True,
+                                   show_progress_bar=progress), np.float32)
+
+
 def _save_encoder(model: Any, out: Path, meta: dict[str, Any]) -> None:
     model.save(str(out))
     (out / "lsr.json").write_text(json.dumps(meta, indent=1))
@@ -310,6 +368,9 @@ class Trainer:
         if config.k > len(self.chroma):
             raise ActiveRagError(f"k={config.k} but the corpus holds {len(self.chroma)} "
                                  "passages; lower --k")
+        self.index: PassageIndex | None = None
+        """With re-embedding: the passages under the tower of the current round."""
+        self._base: PassageIndex | None = None
 
     @property
     def checkpoint(self) -> Path:
@@ -323,8 +384,9 @@ class Trainer:
         lm_task = self.config.task == "lm"
         depth = self.config.k + (20 if lm_task else 0)
         out = []
+        searched = self.index or self.chroma
         for i in range(0, len(examples), 64):
-            rows = self.chroma.search_vectors(vectors[i:i + 64], depth)
+            rows = searched.search_vectors(vectors[i:i + 64], depth)
             for e, hits in zip(examples[i:i + 64], rows, strict=True):
                 if lm_task:  # never a passage of x's own title
                     hits = [h for h in hits if h[0].metadata.get("title", "") not in
@@ -337,6 +399,7 @@ class Trainer:
         return out
 
     def _score(self, examples: list[Example], found: list[Retrieved]) -> tuple[int, int]:
+        """LM scores for each question's passages (from the cache where it has them)."""
         from tqdm import tqdm
 
         async def run() -> tuple[int, int]:
@@ -382,6 +445,8 @@ class Trainer:
         if _dimension(model) != self.chroma.dimension():
             raise ActiveRagError("the collection's embeddings do not have MiniLM's dimension; "
                                  "re-ingest the corpus with this version")
+        if cfg.reembed_every:
+            self._base = PassageIndex(*self.chroma.passages())
         per_epoch = math.ceil(len(examples) / cfg.batch)
         total = per_epoch * cfg.epochs
         optimiser = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
@@ -429,6 +494,8 @@ class Trainer:
                                         "lm": self.lm.model,
                                         "teacher_prompt": TEACHER_PROMPTS[cfg.task],
                                         "losses": losses})
+        if cfg.reembed_every:
+            self._write_index(model)
         return TrainReport(step, cfg.epochs, len(examples), losses, scored, cached, resumed,
                            str(self.out))
 
@@ -441,17 +508,23 @@ class Trainer:
         cfg = self.config
         scored = cached = 0
         while step < total:
-            epoch = step // per_epoch
-            found = self._epoch_passages(model, examples, epoch)
-            a, b = self._score(examples, found)
-            scored, cached = scored + a, cached + b
-            if cfg.teacher == "shuffled":
-                for i, r in enumerate(found):
-                    random.Random(f"{cfg.seed}/{epoch}/{i}").shuffle(r.lm)
+            epoch, first, end = training_round(step, per_epoch, cfg.reembed_every)
+            if cfg.reembed_every:
+                self.index = self._index_at(model, first // cfg.reembed_every * cfg.reembed_every)
             order = list(range(len(examples)))
             random.Random(cfg.seed * 1000 + epoch).shuffle(order)
+            start = epoch * per_epoch
+            used = sorted(i for b_i in range(first - start, end - start)
+                          for i in order[b_i * cfg.batch:(b_i + 1) * cfg.batch])
+            found = self._round_passages(model, examples, epoch, first - start)
+            a, b = self._score([examples[i] for i in used], [found[i] for i in used])
+            scored, cached = scored + a, cached + b
+            if cfg.teacher == "shuffled":
+                for i in used:
+                    tag = f"{epoch}" if first == start else f"{epoch}/{first}"
+                    random.Random(f"{cfg.seed}/{tag}/{i}").shuffle(found[i].lm)
             model.train()
-            for b_i in range(step - epoch * per_epoch, per_epoch):
+            for b_i in range(step - start, end - start):
                 batch = order[b_i * cfg.batch:(b_i + 1) * cfg.batch]
                 docs = torch.from_numpy(np.stack([found[i].vectors for i in batch]))
                 q = _embed(model, [examples[i].question for i in batch])
@@ -466,7 +539,7 @@ class Trainer:
                 losses.append(float(loss.detach()))
                 bar.update(1)
                 bar.set_postfix(loss=f"{sum(losses[-10:]) / len(losses[-10:]):.3f}")
-                if step % cfg.checkpoint_every == 0 or b_i == per_epoch - 1:
+                if step % cfg.checkpoint_every == 0 or step == end:
                     save(step)
                 if stop_after is not None and step >= stop_after:
                     save(step)
@@ -474,13 +547,16 @@ class Trainer:
             model.eval()
         return step, scored, cached
 
-    def _epoch_passages(self, model: Any, examples: list[Example], epoch: int) -> list[Retrieved]:
-        """The epoch's passages per question: retrieved with the encoder as the epoch began and
-        kept in a file, so a resumed epoch trains on the passages it started with."""
-        path = self.out / f"epoch-{epoch}.json"
+    def _round_passages(self, model: Any, examples: list[Example], epoch: int, offset: int,
+                        ) -> list[Retrieved]:
+        """The round's passages per question: retrieved with the encoder as the round began
+        (OFFSET steps into EPOCH) and kept in a file, so a resumed round trains on the passages
+        it started with."""
+        name = f"epoch-{epoch}" + (f"-step-{offset}" if offset else "")
+        path = self.out / f"{name}.json"
         if path.exists():
             rows = json.loads(path.read_text())
-            vectors = self.chroma.embeddings([i for r in rows for i in r["ids"]])
+            vectors = (self.index or self.chroma).embeddings([i for r in rows for i in r["ids"]])
             found, start = [], 0
             for r in rows:
                 found.append(Retrieved(r["ids"], r["texts"], r["titles"],
@@ -492,6 +568,45 @@ class Trainer:
         path.write_text(json.dumps([{"ids": r.ids, "texts": r.texts, "titles": r.titles}
                                     for r in found]))
         return found
+
+    def _index_at(self, model: Any, step: int) -> PassageIndex:
+        """The passages as the tower embedded them at STEP (a multiple of T; 0: the collection's
+        own embeddings), kept in a file so that a resumed run searches what it searched."""
+        import numpy as np
+
+        assert self._base is not None
+        if step == 0:
+            return self._base
+        if self.index is not None and self.index.step == step:
+            return self.index
+        path = self.out / f"index-step-{step}.npy"
+        if path.exists():
+            vectors = np.load(path)
+        else:
+            print(f"re-embedding {len(self._base.docs)} passages at step {step}", file=sys.stderr)
+            model.eval()
+            vectors = _encode_passages(model, [d.page_content for d in self._base.docs],
+                                       self.progress)
+            with open(path.with_suffix(".tmp"), "wb") as f:
+                np.save(f, vectors)
+            path.with_suffix(".tmp").replace(path)
+        return PassageIndex(self._base.docs, vectors, step)
+
+    def _write_index(self, model: Any) -> None:
+        """The passages under the trained tower, as the Chroma collection its folder searches."""
+        from activerag.stores.chroma import INDEX_FOLDER, ChromaStore
+
+        assert self._base is not None
+        print(f"re-embedding {len(self._base.docs)} passages with the trained tower",
+              file=sys.stderr)
+        model.eval()
+        vectors = _encode_passages(model, [d.page_content for d in self._base.docs],
+                                   self.progress)
+        store = ChromaStore(self.out / INDEX_FOLDER)
+        if len(store):  # written by an earlier run of the same command: write it again whole
+            store.client.delete_collection(store.collection.name)
+            store = ChromaStore(self.out / INDEX_FOLDER)
+        store.add_embedded(self._base.docs, vectors)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -161,6 +161,33 @@ class ChromaStore:
                               f"(e.g. {missing[0]}); was the corpus re-ingested?")
         return np.asarray([by_id[i] for i in ids], np.float32)
 
+    def passages(self, batch: int = 5000) -> tuple[list[Document], np.ndarray]:
+        """Every stored passage (id, text, title) and its embedding, in the collection's order."""
+        self._check_not_empty()
+        docs: list[Document] = []
+        vectors: list[Any] = []
+        for offset in range(0, len(self), batch):
+            res = self.collection.get(limit=batch, offset=offset,
+                                      include=["documents", "metadatas", "embeddings"])
+            for i, text, meta, vector in zip(res["ids"], res["documents"] or [],  # type: ignore[arg-type]
+                                             res["metadatas"] or [], res["embeddings"],
+                                             strict=True):
+                docs.append(Document(page_content=text or "", id=i, metadata=dict(meta or {})))
+                vectors.append(vector)
+        return docs, np.asarray(vectors, np.float32)
+
+    def add_embedded(self, docs: list[Document], vectors: Any, batch: int = 1000) -> None:
+        """Add DOCS with embeddings computed elsewhere (a trained tower's)."""
+        for i in range(0, len(docs), batch):
+            chunk = docs[i:i + batch]
+            self.collection.add(
+                ids=[d.id or "" for d in chunk],
+                documents=[d.page_content for d in chunk],
+                metadatas=[{"title": d.metadata.get("title", ""),
+                            "source": d.metadata.get("source", "")} for d in chunk],
+                embeddings=[np.asarray(v, np.float32) for v in vectors[i:i + batch]],
+            )
+
     def dimension(self) -> int:
         """The length of the stored embeddings."""
         self._check_not_empty()
@@ -193,6 +220,10 @@ def _hits(res: Any) -> list[list[tuple[Document, float, Any]]]:
     return out
 
 
+INDEX_FOLDER = "index"
+"""Where a query encoder folder keeps the passages it re-embedded, as a Chroma collection."""
+
+
 class QueryEncoder:
     """A query tower trained apart from the passages' encoder (REPLUG-LSR, `activerag
     train-retriever`): a sentence-transformers folder whose vectors search a collection that
@@ -223,6 +254,12 @@ class QueryEncoder:
     def dimension(self) -> int:
         return _dimension(self.model())
 
+    def index(self) -> ChromaStore | None:
+        """The passages re-embedded by this tower (`train-retriever --reembed-every`), which it
+        searches instead of the store's collection; None when it shares the store's."""
+        folder = self.path / INDEX_FOLDER
+        return ChromaStore(folder) if folder.is_dir() else None
+
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors of TEXTS."""
         return np.asarray(self.model().encode(list(texts), batch_size=64,
@@ -232,18 +269,29 @@ class QueryEncoder:
 
 class EncodedQueryStore:
     """The Chroma store searched with a separate query encoder (checked against the stored
-    dimension on first use)."""
+    dimension on first use), or the encoder's own re-embedded copy of it."""
 
     def __init__(self, chroma: ChromaStore, encoder: QueryEncoder) -> None:
-        self.chroma = chroma
+        self.source = chroma
         self.encoder = encoder
+        self.chroma = encoder.index() or chroma
         self._checked = False
 
     def add(self, docs: list[Document]) -> int:
+        if self.chroma is not self.source:
+            raise CorpusError(f"{self.encoder.path} searches its own re-embedded copy of the "
+                              "passages, which new passages cannot join; ingest into the store "
+                              "and train the encoder again")
         return self.chroma.add(docs)
 
     def check(self) -> None:
         if not self._checked:
+            if self.chroma is not self.source and len(self.chroma) != len(self.source):
+                raise CorpusError(
+                    f"the query encoder {self.encoder.path} re-embedded {len(self.chroma)} "
+                    f"passages but the store now holds {len(self.source)}; train it again on "
+                    "this store (activerag train-retriever --reembed-every ...) or drop "
+                    "--query-encoder")
             have, want = self.encoder.dimension(), self.chroma.dimension()
             if have != want:
                 raise ActiveRagError(

@@ -72,7 +72,8 @@ def test_lm_score_is_the_mean_or_the_sum_of_token_logprobs():
 @pytest.mark.parametrize("field,value,message", [
     ("k", 1, "k >= 2"), ("gamma", 0.0, "gamma must be positive"),
     ("beta", -1.0, "beta must be positive"), ("batch", 0, "batch must be at least 1"),
-    ("epochs", 0, "epochs must be at least 1")])
+    ("epochs", 0, "epochs must be at least 1"),
+    ("reembed_every", -1, "reembed_every must be 0")])
 def test_settings_that_cannot_train_are_refused(field, value, message):
     with pytest.raises(ActiveRagError, match=message):
         lsr.LSRConfig(**{field: value}).check()
@@ -227,3 +228,68 @@ def test_overlap_counts_only_shared_questions():
     test = [Example(str(i), q, ["x"]) for i, q in
             enumerate(["who wrote hamlet", "Who wrote Macbeth?", "Who wrote Lear?"])]
     assert lsr.overlap(train, test) == 1
+
+
+def test_a_round_is_an_epoch_unless_re_embedding_cuts_it():
+    # 5 steps an epoch: without re-embedding each epoch is one round
+    assert [lsr.training_round(s, 5) for s in (0, 4, 5, 9)] == [
+        (0, 0, 5), (0, 0, 5), (1, 5, 10), (1, 5, 10)]
+    # re-embedding every 3 steps cuts rounds at 3, 6, 9 as well as at the epoch's end (5, 10)
+    assert [lsr.training_round(s, 5, 3) for s in range(10)] == [
+        (0, 0, 3), (0, 0, 3), (0, 0, 3), (0, 3, 5), (0, 3, 5),
+        (1, 5, 6), (1, 6, 9), (1, 6, 9), (1, 6, 9), (1, 9, 10)]
+
+
+def test_the_passage_index_searches_exactly_and_returns_each_passages_vector():
+    from langchain_core.documents import Document
+
+    docs = [Document(page_content=t, id=t) for t in "abcd"]
+    vectors = [[1, 0], [0.6, 0.8], [0, 1], [-1, 0]]
+    index = lsr.PassageIndex(docs, vectors, step=3)
+    [hits] = index.search_vectors([[0.8, 0.6]], 3)
+    assert [d.id for d, _, _ in hits] == ["b", "a", "c"]
+    assert [round(s, 6) for _, s, _ in hits] == [0.96, 0.8, 0.6]
+    assert hits[0][2].tolist() == pytest.approx([0.6, 0.8])
+    assert len(index.search_vectors([[1, 0]], 10)[0]) == 4  # k above the corpus: all of it
+    assert index.embeddings(["d", "a", "d"]).tolist() == [[-1, 0], [1, 0], [-1, 0]]
+    assert index.step == 3
+
+
+def _own_index_encoder(tmp_path, passages):
+    """A query encoder folder with its own re-embedded index of PASSAGES (2-d vectors)."""
+    from langchain_core.documents import Document
+
+    from activerag.stores.chroma import INDEX_FOLDER, ChromaStore, QueryEncoder
+
+    folder = tmp_path / "encoder"
+    folder.mkdir()
+    (folder / "modules.json").write_text("[]")
+    docs = [Document(page_content=t, id=t, metadata={"title": t}) for t in passages]
+    ChromaStore(folder / INDEX_FOLDER).add_embedded(docs, [[1.0, float(i)] for i, _ in
+                                                         enumerate(docs)])
+    return QueryEncoder(folder), docs
+
+
+def test_an_encoder_that_re_embedded_the_passages_searches_its_own_copy(tmp_path):
+    from activerag.stores.chroma import ChromaStore, EncodedQueryStore
+
+    encoder, docs = _own_index_encoder(tmp_path, ["x", "y"])
+    source = ChromaStore(tmp_path / "store")
+    source.add_embedded(docs, [[0.0, 1.0], [1.0, 0.0]])
+    store = EncodedQueryStore(source, encoder)
+    assert store.chroma is not source and len(store.chroma) == 2
+    assert store.chroma.embeddings(["y"])[0].tolist() == pytest.approx([1.0, 1.0])
+    with pytest.raises(CorpusError, match="cannot join"):
+        store.add(docs)
+
+
+def test_an_encoder_whose_copy_misses_passages_the_store_has_since_gained_is_refused(tmp_path):
+    from langchain_core.documents import Document
+
+    from activerag.stores.chroma import ChromaStore, EncodedQueryStore
+
+    encoder, docs = _own_index_encoder(tmp_path, ["x", "y"])
+    source = ChromaStore(tmp_path / "store")
+    source.add_embedded(docs + [Document(page_content="z", id="z")], [[0.0, 1.0]] * 3)
+    with pytest.raises(CorpusError, match="re-embedded 2 passages but the store now holds 3"):
+        EncodedQueryStore(source, encoder).search("x", 1)

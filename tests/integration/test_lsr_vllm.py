@@ -68,11 +68,56 @@ def test_the_trained_encoder_searches_the_collection(trained):
     assert scores == sorted(scores, reverse=True) and -1.0 <= scores[-1] <= 1.0
 
 
+@pytest.fixture(scope="module")
+def reembedded(vllm_url, demo_store, tmp_path_factory):
+    """§4.4: passages re-embedded with the tower after every step; one run straight through,
+    one stopped after two steps and resumed."""
+    lm = VLLMTokens(vllm_url, VLLMClient(vllm_url).model)
+    corpus = Corpus(demo_store)
+    examples = demo()[:8]
+    root = tmp_path_factory.mktemp("lsr-reembed")
+    cache = lsr.ScoreCache(root / "scores.sqlite")
+    config = {**CONFIG, "reembed_every": 1}
+    straight = lsr.Trainer(corpus, lm, root / "straight", lsr.LSRConfig(**config), cache,
+                           progress=False).train(examples)
+    lsr.Trainer(corpus, lm, root / "resumed", lsr.LSRConfig(**config), cache,
+                progress=False).train(examples, stop_after=2)
+    resumed = lsr.Trainer(corpus, lm, root / "resumed", lsr.LSRConfig(**config), cache,
+                          progress=False).train(examples)
+    return {"root": root, "straight": straight, "resumed": resumed, "corpus": corpus}
+
+
+def test_re_embedding_retrieves_from_the_towers_own_passage_vectors_and_resumes(reembedded):
+    root, corpus = reembedded["root"], reembedded["corpus"]
+    assert reembedded["resumed"].resumed_from == 2
+    assert reembedded["resumed"].losses == pytest.approx(reembedded["straight"].losses, rel=1e-4)
+    # one index per re-embedding step; each differs from the collection's MiniLM vectors
+    base = lsr.PassageIndex(*corpus.chroma.passages())
+    steps = [np.load(root / "straight" / f"index-step-{s}.npy") for s in (1, 2, 3)]
+    assert all(not np.allclose(v, base.vectors, atol=1e-4) for v in steps)
+    assert not np.allclose(steps[0], steps[2], atol=1e-4)
+    # rounds after a re-embedding retrieved again: epoch 0's second step has its own file
+    assert (root / "straight" / "epoch-0-step-1.json").exists()
+    # the folder keeps the passages as the trained tower embeds them, and searches them
+    tower = SentenceTransformer(str(root / "straight"), device="cpu")
+    store = corpus.encoded(str(root / "straight"))
+    assert store.chroma is not corpus.chroma and len(store.chroma) == len(corpus.chroma)
+    doc = base.docs[7]
+    own = store.chroma.embeddings([doc.id])[0]
+    assert np.allclose(own, tower.encode([doc.page_content], normalize_embeddings=True)[0],
+                       atol=1e-4)
+    [(top, score)] = store.search(doc.page_content, 1)
+    assert top.id == doc.id and score == pytest.approx(1.0, abs=1e-4)
+
+
 class ThreeDimensions:
     path = "three-dimensional-encoder"
 
     def dimension(self):
         return 3
+
+    def index(self):
+        return None  # searches the store's own collection
 
 
 def test_an_encoder_of_another_dimension_is_refused(demo_store):
