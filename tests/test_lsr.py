@@ -252,7 +252,12 @@ def test_the_passage_index_searches_exactly_and_returns_each_passages_vector():
     assert hits[0][2].tolist() == pytest.approx([0.6, 0.8])
     assert len(index.search_vectors([[1, 0]], 10)[0]) == 4  # k above the corpus: all of it
     assert index.embeddings(["d", "a", "d"]).tolist() == [[-1, 0], [1, 0], [-1, 0]]
-    assert index.step == 3
+    assert index.step == 3 and index.vectors.dtype.name == "float32"  # half float64's memory
+    # the top k of many: partitioning must put exactly the k best first
+    many = lsr.PassageIndex([Document(page_content=str(i), id=str(i)) for i in range(8)],
+                            [[1.0, x / 10] for x in (3, 9, 1, 7, 5, 8, 2, 6)])
+    [top] = many.search_vectors([[0.0, 1.0]], 3)
+    assert [d.id for d, _, _ in top] == ["1", "5", "3"]
 
 
 def _own_index_encoder(tmp_path, passages):
