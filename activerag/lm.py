@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -96,8 +97,24 @@ class LM(Protocol):
         ...
 
 
-def _translate(exc: Exception, base_url: str, model: str) -> ActiveRagError:
+def lm_timeout() -> float:
+    """Seconds an LM request may wait for its answer: ACTIVERAG_LM_TIMEOUT, else 300. A busy CPU
+    server can queue echo-scoring requests for longer than that."""
+    return float(os.environ.get("ACTIVERAG_LM_TIMEOUT", "300"))
+
+
+def busy_error(base_url: str, timeout: float) -> LMServerError:
+    """A request that timed out on a server that accepted it: busy, not unreachable."""
+    return LMServerError(f"the LM server at {base_url} did not answer within {timeout:g} s "
+                         "(it is busy or stuck); lower --concurrency, or give requests longer "
+                         "with ACTIVERAG_LM_TIMEOUT=SECONDS")
+
+
+def _translate(exc: Exception, base_url: str, model: str,
+               timeout: float | None = None) -> ActiveRagError:
     """Turn an OpenAI client error into one that names the cause and the fix."""
+    if isinstance(exc, openai.APITimeoutError | httpx.ReadTimeout | httpx.WriteTimeout):
+        return busy_error(base_url, timeout or lm_timeout())
     if isinstance(exc, openai.APIConnectionError | httpx.ConnectError):
         return LMServerUnreachable(
             f"the LM server at {base_url} is unreachable ({exc}); start it with "
@@ -129,11 +146,11 @@ class VLLMClient:
         self,
         base_url: str,
         model: str | None = None,
-        timeout: float = 300.0,
+        timeout: float | None = None,
         top_logprobs: int = 1,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.timeout = timeout
+        self.timeout = timeout or lm_timeout()
         self.top_logprobs = top_logprobs
         self.model = model or self._served_model()
         self._llms: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, OpenAI] = (
@@ -222,7 +239,7 @@ class VLLMClient:
                         if end is not None:
                             break
         except (openai.OpenAIError, httpx.HTTPError) as exc:
-            raise _translate(exc, self.base_url, self.model) from exc
+            raise _translate(exc, self.base_url, self.model, self.timeout) from exc
         generated = len(tokens)
         cut_early = end is not None
         if end is None and cut is not None:
@@ -244,7 +261,7 @@ class VLLMClient:
                                                   "add_special_tokens": False})
                 resp.raise_for_status()
         except httpx.HTTPError as exc:
-            raise _translate(exc, self.base_url, self.model) from exc
+            raise _translate(exc, self.base_url, self.model, self.timeout) from exc
         return list(resp.json()["tokens"])
 
 

@@ -23,7 +23,7 @@ from activerag.errors import (
     NoLogprobs,
     PromptTooLong,
 )
-from activerag.lm import LMServerError
+from activerag.lm import LMServerError, busy_error, lm_timeout
 
 _ID_PREFIX = "token_id:"
 RETRIES = 2
@@ -81,7 +81,7 @@ class VLLMTokens:
 
     base_url: str
     model: str
-    timeout: float = 300.0
+    timeout: float = field(default_factory=lm_timeout)
     _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = field(
         default_factory=weakref.WeakKeyDictionary, repr=False)
     _pieces: dict[int, str] = field(default_factory=dict, repr=False)
@@ -107,6 +107,8 @@ class VLLMTokens:
                     if attempt == RETRIES:
                         raise
                     await asyncio.sleep(2.0 ** attempt)
+        except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:
+            raise busy_error(self.base_url, self.timeout) from exc
         except httpx.HTTPError as exc:
             raise LMServerUnreachable(
                 f"the LM server at {self.base_url} is unreachable ({exc!r}); start it with "

@@ -1,7 +1,10 @@
-"""The graphs' retry policy over HTTP: a 5xx from the server is retried, a 400 is not."""
+"""The graphs' retry policy over HTTP: a 5xx from the server is retried, a 400 is not; a
+request a busy server does not answer in time is reported as busy, not unreachable."""
+
+import time
 
 import pytest
-from fakeserver import FakeServer
+from fakeserver import FakeServer, QuietHandler, serving
 
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError
@@ -9,6 +12,7 @@ from activerag.graphs import baselines
 from activerag.graphs.base import LM_RETRY
 from activerag.lm import LMServerError, VLLMClient
 from activerag.sentences import SentenceSplitter
+from activerag.token_lm import VLLMTokens
 
 QUESTION = "What is the capital of France?"
 ANSWER = "Paris is the capital of France. So the answer is Paris."
@@ -51,3 +55,28 @@ async def test_a_400_is_not_retried():
             await run(server)
     assert not isinstance(err.value, LMServerError)
     assert len(server.completions) == 1
+
+
+class _Stuck(QuietHandler):
+    """Accepts every request and answers none in time (a server with a long queue)."""
+
+    def do_GET(self) -> None:
+        self._json(200, {"data": [{"id": "busy-model"}]})
+
+    def do_POST(self) -> None:
+        self._body()
+        time.sleep(1.0)
+
+
+async def test_a_request_the_server_accepts_but_does_not_answer_in_time_is_called_busy(
+        monkeypatch):
+    monkeypatch.setenv("ACTIVERAG_LM_TIMEOUT", "0.2")
+    with serving(_Stuck) as url:
+        tokens = VLLMTokens(url, "busy-model")
+        with pytest.raises(LMServerError, match=r"did not answer within 0.2 s .*"
+                                                "ACTIVERAG_LM_TIMEOUT"):
+            await tokens.tokenize("Paris")
+        client = VLLMClient(url)
+        assert client.timeout == 0.2 and tokens.timeout == 0.2
+        with pytest.raises(LMServerError, match="busy or stuck"):
+            await client.token_ids("Paris")
