@@ -215,6 +215,16 @@ def _demo(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _longctx_build(args: argparse.Namespace, settings: Settings) -> int:
+    from activerag import longctx
+
+    out = Path(args.out) if args.out else (settings.home / "longctx"
+                                           / f"{args.dataset}-{args.words}w.jsonl")
+    longctx.write(longctx.build(args.dataset, args.words, args.n, args.seed), out)
+    print(out)
+    return 0
+
+
 def _train_retriever(args: argparse.Namespace, settings: Settings) -> int:
     from activerag import lsr
     from activerag.datasets import twowiki
@@ -379,6 +389,18 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--base-url", dest="base_url")
     t.add_argument("--model")
     t.set_defaults(func=_train_retriever)
+
+    lc = sub.add_parser("longctx", help="LongBench-style long-context inputs (FB-RAG)")
+    lc_sub = lc.add_subparsers(dest="longctx_command", required=True)
+    b = lc_sub.add_parser("build", help="pad 2wiki500 or HotpotQA questions' own paragraphs "
+                                        "with distractors from the shared corpus")
+    b.add_argument("--dataset", choices=["2wiki500", "hotpotqa"], required=True)
+    b.add_argument("--words", type=int, default=1500, help="target context length in words")
+    b.add_argument("--n", type=int, help="first N questions (default: all)")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--out", help="jsonl file (default: ACTIVERAG_HOME/longctx/"
+                                 "DATASET-WORDSw.jsonl; never inside the repository)")
+    b.set_defaults(func=_longctx_build)
 
     d = sub.add_parser("demo", help="serve, ingest the demo corpus, answer demo questions")
     d.add_argument("--n", type=int, default=2, help="questions of each kind (two-hop, one-hop)")

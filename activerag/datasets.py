@@ -28,6 +28,10 @@ class Example:
     """ASQA: the short answers of each disambiguated question."""
     group: str = ""
     """A subset to summarise apart ("one-hop", "two-hop", a 2Wiki question type); "": none."""
+    context: str = ""
+    """The question's own long context (LongBench rows); "": the question goes to a store."""
+    gold_spans: list[tuple[int, int]] = field(default_factory=list)
+    """Word spans of the gold paragraphs in `context` ([start, end))."""
 
 
 def _json(rel: str) -> Any:
@@ -149,9 +153,14 @@ def _hops_group(hops: int | None) -> str:
 
 
 def user_jsonl(path: Path) -> list[Example]:
-    """A user's jsonl: question, answers (or answer), optional id, gold_titles, kind."""
+    """A user's jsonl: question, answers (or answer), optional id, gold_titles, kind; or
+    LongBench's rows (input, context, answers, _id; `activerag longctx build` adds gold_titles
+    and gold_spans)."""
     out = []
     for n, r in enumerate(_jsonl(path), 1):
+        if "question" not in r and "input" in r:
+            out.append(_longbench_row(r, f"{path}:{n}"))
+            continue
         answers = r.get("answers", r.get("answer"))
         if not isinstance(r.get("question"), str) or answers is None:
             raise ActiveRagError(f"{path}:{n} needs a 'question' string and 'answers'")
@@ -160,6 +169,20 @@ def user_jsonl(path: Path) -> list[Example]:
                            [str(a) for a in answers], list(r.get("gold_titles", [])),
                            r.get("kind", "short")))
     return out
+
+
+def _longbench_row(r: dict[str, Any], where: str) -> Example:
+    if not isinstance(r.get("context"), str) or not r["context"].strip():
+        raise ActiveRagError(f"{where} is a LongBench row (it has 'input') without a 'context'; "
+                             "long-context rows need their context (rebuild it with "
+                             "`activerag longctx build`)")
+    answers = r.get("answers", r.get("answer"))
+    if answers is None:
+        raise ActiveRagError(f"{where} has no 'answers'")
+    answers = answers if isinstance(answers, list) else [answers]
+    return Example(str(r.get("_id", where)), str(r["input"]), [str(a) for a in answers],
+                   list(r.get("gold_titles", [])), context=r["context"],
+                   gold_spans=[(int(a), int(b)) for a, b in r.get("gold_spans", [])])
 
 
 DATASETS: dict[str, Callable[[], list[Example]]] = {
