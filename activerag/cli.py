@@ -11,9 +11,9 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from activerag.context import FlareContext
+from activerag.context import FBRagContext, FlareContext
 from activerag.errors import ActiveRagError
-from activerag.report import format_step
+from activerag.report import format_stage, format_step
 from activerag.server import DEFAULT_MAX_MODEL_LEN
 from activerag.settings import Settings
 
@@ -26,6 +26,46 @@ def _context(args: argparse.Namespace, settings: Settings) -> FlareContext:
     if settings.model and "model" not in given:
         given["model"] = settings.model
     return FlareContext(**given)
+
+
+FB_OPTIONS = {"light_url": "light_base_url", "strong_url": "base_url",
+              "strong_model": "model", "light_model": "light_model",
+              "strong_format": "prompt_format", "light_format": "light_prompt_format",
+              "chunk_words": "chunk_words", "chunking": "chunking",
+              "recall_words": "recall_words", "read_words": "read_words",
+              "samples": "samples", "separate_requests": "separate_requests",
+              "fb_scale": "scale", "seed": "seed"}
+"""CLI options of FB-RAG's context (its own endpoints and sizes), by argparse name."""
+
+
+def _fb_context(args: argparse.Namespace, settings: Settings) -> FBRagContext:
+    given = {field: getattr(args, opt) for opt, field in FB_OPTIONS.items()
+             if getattr(args, opt, None) is not None}
+    if getattr(args, "answer_tokens", None) is not None:
+        given["max_answer_tokens"] = args.answer_tokens
+    given.setdefault("store_dir", args.store_dir or str(settings.stores))
+    return FBRagContext(**given)
+
+
+def _add_fb_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("FB-RAG and its baselines (long_context, vanilla_rag, op_rag, "
+                             "self_route)")
+    g.add_argument("--light-url", help="light sampler endpoint (default SmolLM2 on :8765)")
+    g.add_argument("--strong-url", help="strong reader endpoint (default Gemma on :8775)")
+    g.add_argument("--light-model")
+    g.add_argument("--strong-model")
+    g.add_argument("--light-format", choices=["chatml", "plain"])
+    g.add_argument("--strong-format", choices=["chatml", "plain"])
+    g.add_argument("--chunking", choices=["words", "paragraphs"])
+    g.add_argument("--chunk-words", type=int, help="words per chunk (default 100)")
+    g.add_argument("--recall-words", type=int, help="X: words the light LM reads (default 1500)")
+    g.add_argument("--read-words", type=int, help="Y: words the strong LM reads (default 500)")
+    g.add_argument("--samples", type=int, help="K: the light LM's samples (default 5)")
+    g.add_argument("--separate-requests", action=argparse.BooleanOptionalAction,
+                   help="K requests instead of one with n=K")
+    g.add_argument("--fb-scale", choices=["raw", "minmax"], help="Eq. 6's scale (fb_rag_fb)")
+    g.add_argument("--seed", type=int, help="sampling seed (default 0)")
+    g.add_argument("--answer-tokens", type=int, help="the reader's answer budget (default 32)")
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -78,17 +118,27 @@ async def _answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any
     """Answer args.question with args.method, printing as asked; the final state."""
     from activerag.graphs.methods import method
 
-    graph, ctx = method(args.method, _context(args, settings))
+    graph, ctx = method(args.method, _context(args, settings), _fb_context(args, settings))
+    given: dict[str, Any] = {"question": args.question}
+    if getattr(args, "context_file", None):
+        path = Path(args.context_file)
+        if not path.exists():
+            raise ActiveRagError(f"the context file {path} does not exist")
+        given["context"] = path.read_text()
     final: dict[str, Any] = {}
-    async for mode, chunk in graph.astream({"question": args.question}, context=ctx,
+    async for mode, chunk in graph.astream(given, context=ctx,
                                            stream_mode=["custom", "values"]):
         if mode == "custom" and args.trace and not args.json:
-            _print_trace(chunk["sentence"])
+            if "stage" in chunk:
+                print(format_stage(chunk["stage"]))
+            else:
+                _print_trace(chunk["sentence"])
         elif mode == "values":
             final = chunk
     if args.json:
         keys = ("question", "answer", "trace", "answer_tokens", "lm_calls", "generated_tokens",
-                "prompt_tokens", "retrievals", "retrieval_steps", "retrieved_titles")
+                "prompt_tokens", "retrievals", "retrieval_steps", "retrieved_titles", "route",
+                "recall", "samples", "selected", "stage_seconds", "truncated_tokens")
         print(json.dumps({k: final.get(k) for k in keys}, indent=1, default=str))
     else:
         if args.trace and (args.method == "none" or args.method.startswith("single")):
@@ -158,7 +208,7 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
         cache.enable(settings.home / "lm-cache.sqlite")
     examples = load_dataset(args.dataset, args.n)
     run_dir = Path(args.run or f"runs/{args.dataset.replace('/', '_')}-{'-'.join(methods)}")
-    runs = evaluate.method_runs(methods, _context(args, settings))
+    runs = evaluate.method_runs(methods, _context(args, settings), _fb_context(args, settings))
     result = asyncio.run(evaluate.evaluate(evaluate.Run(run_dir), args.dataset, runs, examples,
                                            args.concurrency,
                                            metrics_url=runs[methods[0]][1].base_url))
@@ -330,7 +380,10 @@ def parser() -> argparse.ArgumentParser:
                         "next_sentence, previous_sentence, previous_window, self_ask, single, none")
     a.add_argument("--trace", action="store_true", help="print each sentence's decision")
     a.add_argument("--json", action="store_true", help="machine-readable output")
+    a.add_argument("--context-file", help="the question's own long context (FB-RAG and its "
+                                           "baselines; without it they retrieve from the store)")
     _add_run_options(a)
+    _add_fb_options(a)
     a.set_defaults(func=lambda args, st: asyncio.run(_ask(args, st)))
 
     e = sub.add_parser("eval", help="evaluate methods on a dataset (resumable)")
@@ -344,6 +397,7 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--cache", action="store_true",
                    help="serve identical LM requests from a cache under ACTIVERAG_HOME")
     e.add_argument("--rescore", metavar="RUN", help="recompute the metrics of a run folder")
+    _add_fb_options(e)
     _add_run_options(e)
     e.set_defaults(func=_eval)
 

@@ -143,3 +143,69 @@ class ReplugContext(ServingContext):
         for name in ("lookahead", "top_logprobs"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+
+
+@dataclass(kw_only=True)
+class FBRagContext(ServingContext):
+    """Settings of one FB-RAG run (Chawla et al. 2025) and of its baselines over the same
+    chunks: a light LM samples rationales and answers that rerank the chunks, a strong LM
+    reads the best of them. base_url, model and prompt_format name the strong reader; light_*
+    the light sampler. Sizes are in words, the paper's "(X→Y)"."""
+
+    base_url: str = _env("ACTIVERAG_STRONG_URL", "http://127.0.0.1:8775/v1")
+    """The strong reader's endpoint (default: gemma-3-270m as `activerag serve --model
+    gemma-3-270m` serves it)."""
+    prompt_format: Literal["chatml", "plain"] = "plain"
+    """The strong reader's prompt layout (plain: Gemma 3 270M is a base model)."""
+    light_base_url: str = _env("ACTIVERAG_LIGHT_URL",
+                               _env("ACTIVERAG_BASE_URL", "http://127.0.0.1:8765/v1"))
+    """The light sampler's endpoint (default: SmolLM2-135M, `activerag serve`)."""
+    light_model: str = ""
+    """The light sampler's model name; empty: the one its server serves."""
+    light_prompt_format: Literal["chatml", "plain"] = "chatml"
+    """The light sampler's prompt layout (SmolLM2-Instruct: ChatML)."""
+    max_answer_tokens: int = 32
+    """The reader's answer budget (LongBench's for 2WikiMQA and HotpotQA)."""
+    chunking: Literal["words", "paragraphs"] = "words"
+    """words: fixed chunks of chunk_words words; paragraphs: one chunk per passage."""
+    chunk_words: int = 100
+    """Words per chunk (the paper's 300, scaled to these models' windows)."""
+    recall_words: int = 1500
+    """X: words of the question's best BM25 chunks the light LM reads (stage I)."""
+    read_words: int = 500
+    """Y: words of the best-ranked chunks the strong LM reads."""
+    samples: int = 5
+    """K: the light LM's samples (stage II)."""
+    separate_requests: bool = False
+    """Draw the K samples as K requests instead of one request with n=K (which shares the
+    prompt's prefill)."""
+    sample_tokens: int = 96
+    """Token budget of one sample (the answer's 32 plus 64 for the rationale)."""
+    temperature: float = 1.0
+    top_p: float = 0.9
+    top_k: int = 50
+    seed: int | None = 0
+    """Sampling seed (None: unseeded)."""
+    eta_b: float = 0.0
+    """η_B: weight of the question's own BM25 score (Eq. 6; Ours-FB 0.5, Ours-F 0)."""
+    eta_f: float = 1.0
+    """η_F: weight of the max over samples (Ours-FB 0.5, Ours-F 1)."""
+    scale: Literal["raw", "minmax"] = "raw"
+    """How the two terms of Eq. 6 are put together: as they are, or each mapped onto [0, 1]
+    (the paper does not say)."""
+    k: int = 50
+    """A question without its own context: passages stage I retrieves from the store (their
+    first recall_words words become the context)."""
+
+    def __post_init__(self) -> None:
+        self._check()
+        for name in ("chunk_words", "recall_words", "read_words", "samples", "sample_tokens",
+                     "top_k"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must lie in (0, 1], got {self.top_p}")
+        if self.temperature < 0 or self.eta_b < 0 or self.eta_f < 0:
+            raise ValueError("temperature, eta_b and eta_f must not be negative")
+        if self.eta_b == self.eta_f == 0:
+            raise ValueError("eta_b and eta_f are both 0: nothing would rank the chunks")

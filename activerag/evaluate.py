@@ -20,7 +20,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from activerag.context import FlareContext, ServingContext
+from activerag.context import FBRagContext, FlareContext, ServingContext
 from activerag.datasets import Example, load_dataset
 from activerag.errors import ActiveRagError
 from activerag.graphs.methods import method
@@ -29,7 +29,8 @@ from activerag.server import vllm_counters
 from activerag.stats import bootstrap_ci, paired_bootstrap_p
 
 TIMING_KEYS = ("seconds", "seconds_per_question", "wall_seconds", "prefix_cache_hit_rate")
-QUALITY_KEYS = ("em", "f1", "precision", "recall", "rouge_l", "gold_title_recall")
+QUALITY_KEYS = ("em", "f1", "precision", "recall", "rouge_l", "gold_title_recall",
+                "gold_chunk_recall")
 COST_KEYS = ("lm_calls", "prompt_tokens", "generated_tokens", "answer_tokens", "retrievals",
              "retrieval_steps")
 P_KEYS = ("em", "f1")
@@ -60,6 +61,22 @@ def score(example: Example, answer: str, retrieved_titles: list[str]) -> dict[st
     return out
 
 
+def long_context_fields(example: Example, out: dict[str, Any]) -> dict[str, Any]:
+    """What a long-context run (FB-RAG and its baselines) adds to its row: the route taken,
+    the time per stage, the words read, and the share of gold paragraphs the reader saw."""
+    if "selected_spans" not in out:
+        return {}
+    from activerag.nodes.fb_rag_logic import Chunk, gold_recall
+
+    spans = out["selected_spans"]
+    chunks = [Chunk(i, "", a, b) for i, (a, b) in enumerate(spans)]
+    return {"route": out.get("route", ""), "stage_seconds": out.get("stage_seconds", {}),
+            "words_read": sum(b - a for a, b in spans),
+            "truncated_tokens": out.get("truncated_tokens", 0),
+            "gold_chunk_recall": gold_recall(chunks, list(range(len(chunks))),
+                                             example.gold_spans)}
+
+
 def row_of(name: str, example: Example, out: dict[str, Any], seconds: float) -> dict[str, Any]:
     """The stored line of one finished run: answer, trace summary, metrics and costs."""
     trace = out.get("trace", [])
@@ -76,6 +93,7 @@ def row_of(name: str, example: Example, out: dict[str, Any], seconds: float) -> 
         "retrievals": out.get("retrievals", 0),
         "retrieval_steps": out.get("retrieval_steps", 0),
         **({"certified": out["certified"]} if "certified" in out else {}),
+        **long_context_fields(example, out),
         "group": example.group,
         "seconds": seconds,
     }
@@ -106,6 +124,12 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out["generated_per_kept_token"] = out["generated_tokens"] / max(1, out["answer_tokens"])
     out["lm_calls_per_question"] = out["lm_calls"] / n
     out["seconds_per_question"] = sum(r["seconds"] for r in rows) / n
+    if any("stage_seconds" in r for r in rows):  # long-context runs
+        stages = sorted({k for r in rows for k in r.get("stage_seconds", {})})
+        out["stage_seconds"] = {k: sum(r.get("stage_seconds", {}).get(k, 0.0) for r in rows) / n
+                                for k in stages}
+        out["words_read"] = sum(r.get("words_read", 0) for r in rows) / n
+        out["fallback_rate"] = sum(1 for r in rows if r.get("route") == "long_context") / n
     return out
 
 
@@ -261,10 +285,12 @@ def summary_markdown(result: dict[str, Any]) -> str:
     warning = shortfall(result)
     if warning:
         parts.append(f"**{warning}**\n")
-    parts.append(markdown_table(result["summary"]))
+    long = any("words_read" in s for s in result["summary"].values())
+    columns = LONG_CONTEXT_COLUMNS if long else TABLE_COLUMNS
+    parts.append(markdown_table(result["summary"], columns))
     for group, summary in result.get("groups", {}).items():
         n = max((s["n"] for s in summary.values()), default=0)
-        parts.append(f"### {group} (n={n})\n\n" + markdown_table(summary))
+        parts.append(f"### {group} (n={n})\n\n" + markdown_table(summary, columns))
     return "\n".join(parts)
 
 
@@ -288,6 +314,10 @@ def _p_cell(summary: dict[str, Any]) -> str:
     return " / ".join("-" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}" for p in ps)
 
 
+LONG_CONTEXT_COLUMNS = ("n", "em", "f1", "gold_chunk_recall", "words_read", "fallback_rate",
+                        "lm_calls_per_question", "prompt_tokens", "generated_tokens",
+                        "seconds_per_question")
+"""The table of a long-context run (FB-RAG and its baselines)."""
 TABLE_COLUMNS = ("n", "em", "f1", "rouge_l", "gold_title_recall", "retrieval_rate",
                  "retrievals_per_question", "retrievals_per_100_tokens", "lm_calls_per_question",
                  "generated_per_kept_token", "prompt_tokens", "generated_tokens",
@@ -309,9 +339,10 @@ def markdown_table(summary: dict[str, dict[str, Any]], columns: Sequence[str] = 
     return "\n".join(lines) + "\n"
 
 
-def method_runs(methods: list[str], context: FlareContext) -> dict[str, tuple[Any, ServingContext]]:
-    """The graph and context of each named method."""
-    return {name: method(name, context) for name in methods}
+def method_runs(methods: list[str], context: FlareContext, fb_context: FBRagContext | None = None,
+                ) -> dict[str, tuple[Any, ServingContext]]:
+    """The graph and context of each named method (FB-RAG's from FB_CONTEXT)."""
+    return {name: method(name, context, fb_context) for name in methods}
 
 
 async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, ServingContext]],
@@ -337,7 +368,8 @@ async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, ServingCon
         graph, ctx = runs[name]
         async with sem:
             start = time.perf_counter()
-            out = await graph.ainvoke({"question": ex.question}, context=ctx)
+            given = {"question": ex.question, **({"context": ex.context} if ex.context else {})}
+            out = await graph.ainvoke(given, context=ctx)
             run.append(row_of(name, ex, out, time.perf_counter() - start))
             bar.update(1)
 

@@ -41,3 +41,19 @@ def _format_replug(step: Mapping[str, Any]) -> str:
 def format_trace(trace: list[Mapping[str, Any]]) -> str:
     """Every step of a trace."""
     return "\n".join(format_step(s) for s in trace)
+
+
+def format_stage(stage: Mapping[str, Any]) -> str:
+    """One FB-RAG stage event as a line: its name, time and what it chose."""
+    shown = []
+    for key in ("recall", "selected"):
+        if key in stage:
+            shown.append(f"{key} chunks {stage[key]}")
+    if "samples" in stage:
+        shown += [f"sample {i + 1}: {s.strip()[:120]!r}" for i, s in enumerate(stage["samples"])]
+    if "answer" in stage:
+        shown.append(f"answer {stage['answer']!r} ({stage.get('route', '')})")
+    if stage.get("truncated_tokens"):
+        shown.append(f"{stage['truncated_tokens']} prompt tokens cut from the middle")
+    head = f"[{stage['name']} {stage['seconds']:.2f}s]"
+    return "\n".join([head, *(f"  {line}" for line in shown)])

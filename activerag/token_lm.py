@@ -50,6 +50,29 @@ class Steps:
     prompt_tokens: int = 0
 
 
+@dataclass
+class Samples:
+    """K sampled continuations of one prompt and what they cost."""
+
+    texts: list[str]
+    prompt_tokens: int
+    generated_tokens: int
+    requests: int
+
+
+class Sampler(Protocol):
+    """What FB-RAG's light LM does: draw N samples of a text prompt."""
+
+    model: str
+
+    async def sample(self, prompt: str, n: int, max_tokens: int, *, temperature: float,
+                     top_p: float, top_k: int, seed: int | None,
+                     separate: bool = False) -> Samples:
+        """N samples of PROMPT; SEPARATE: one request each (seeds seed, seed+1, ...) instead
+        of one request with n=N, whose samples share the prompt's prefill."""
+        ...
+
+
 class TokenLM(Protocol):
     """What a token-level ensemble needs of an LM; VLLMTokens and the tests' scripted one."""
 
@@ -156,6 +179,23 @@ class VLLMTokens:
         if len(ids) == 1:
             self._pieces[ids[0]] = str(out["prompt"])
         return str(out["prompt"])
+
+    async def sample(self, prompt: str, n: int, max_tokens: int, *, temperature: float,
+                     top_p: float, top_k: int, seed: int | None,
+                     separate: bool = False) -> Samples:
+        body = {"prompt": prompt, "max_tokens": max_tokens, "temperature": temperature,
+                "top_p": top_p, "top_k": top_k}
+        if separate:
+            outs = await asyncio.gather(*[
+                self._post("/v1/completions", {**body, "n": 1, "seed": None if seed is None
+                                               else seed + i}) for i in range(n)])
+        else:
+            outs = [await self._post("/v1/completions", {**body, "n": n, "seed": seed})]
+        texts = [c["text"] for out in outs
+                 for c in sorted(out["choices"], key=lambda c: c.get("index", 0))]
+        usage = [out.get("usage") or {} for out in outs]
+        return Samples(texts, sum(u.get("prompt_tokens", 0) for u in usage),
+                       sum(u.get("completion_tokens", 0) for u in usage), len(outs))
 
     async def steps(self, prompt: Sequence[int], max_tokens: int, top: int) -> Steps:
         out = await self._post("/v1/completions", {

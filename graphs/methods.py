@@ -5,10 +5,17 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from typing import Any
 
-from activerag.context import FlareContext, ReplugContext, ServingContext
+from activerag.context import FBRagContext, FlareContext, ReplugContext, ServingContext
 from activerag.errors import ActiveRagError
 from activerag.graphs.baselines import no_retrieval_graph, single_graph
 from activerag.graphs.emitting import instruct_graph, self_ask_graph
+from activerag.graphs.fb_rag import graph as fb_rag_graph
+from activerag.graphs.fb_rag import (
+    long_context_graph,
+    op_rag_graph,
+    self_route_graph,
+    vanilla_rag_graph,
+)
 from activerag.graphs.flare import graph, next_sentence_graph
 from activerag.graphs.passive import previous_sentence_graph, previous_window_graph
 from activerag.graphs.replug import flare_replug_graph
@@ -35,17 +42,31 @@ METHODS: dict[str, tuple[Any, dict[str, Any]]] = {
     "replug_token": (replug_graph, {"ensemble": "token"}),
     "replug_vote": (replug_graph, {"ensemble": "vote"}),
     "replug_rescore": (replug_graph, {"ensemble": "rescore"}),
+    # FB-RAG (FBRagContext: a light sampler and a strong reader) and its baselines
+    "fb_rag": (fb_rag_graph, {}),
+    "fb_rag_fb": (fb_rag_graph, {"eta_b": 0.5, "eta_f": 0.5}),
+    "long_context": (long_context_graph, {}),
+    "vanilla_rag": (vanilla_rag_graph, {}),
+    "op_rag": (op_rag_graph, {}),
+    "self_route": (self_route_graph, {}),
 }
+FB_RAG_GRAPHS = (fb_rag_graph, long_context_graph, vanilla_rag_graph, op_rag_graph,
+                 self_route_graph)
 # The settings every family shares, carried from the run's FLARE context to REPLUG's.
 _SERVING = [f.name for f in fields(ServingContext) if f.name != "k"]
 
 
-def method(name: str, context: FlareContext) -> tuple[Any, ServingContext]:
+def method(name: str, context: FlareContext,
+           fb_context: FBRagContext | None = None) -> tuple[Any, ServingContext]:
     """The graph of method NAME and CONTEXT with that method's settings applied (a REPLUG
-    method gets a ReplugContext with CONTEXT's endpoint, store and prompts)."""
+    method gets a ReplugContext with CONTEXT's endpoint, store and prompts; an FB-RAG one
+    FB_CONTEXT, whose two endpoints are its own, with CONTEXT's store)."""
     if name not in METHODS:
         raise ActiveRagError(f"unknown method {name!r}; choose from {', '.join(METHODS)}")
     graph, overrides = METHODS[name]
+    if graph in FB_RAG_GRAPHS:
+        base = fb_context or FBRagContext(store_dir=context.store_dir)
+        return graph, replace(base, **overrides)
     if graph is replug_graph:
         return graph, ReplugContext(**{f: getattr(context, f) for f in _SERVING}, **overrides)
     return graph, replace(context, **overrides)

@@ -87,6 +87,42 @@ if all((RUNS / name / "examples.jsonl").exists() for name in LSR_RUNS):
         + markdown_table(summary))
     (OUT / "2wiki-replug-lsr-n50.json").write_text(json.dumps(summary, indent=1))
     print((OUT / "2wiki-replug-lsr-n50.md").read_text())
+
+
+def merged_table(out: str, title: str, parts: dict[str, list[str] | None], order: list[str],
+                 only_done: str | None = None) -> None:
+    """One table from the rows of several runs (run folder: its methods to take, None: all),
+    on the questions every run finished (ONLY_DONE: those the run of that method finished),
+    with paired p-values against the first method."""
+    if not all((RUNS / name / "examples.jsonl").exists() for name in parts):
+        print(f"skipped {out}: a run is missing")
+        return
+    rows = [r for name, keep in parts.items() for r in Run(RUNS / name).rows()
+            if keep is None or r["method"] in keep]
+    if only_done:
+        ids = {r["id"] for r in rows if r["method"] == only_done}
+        rows = [r for r in rows if r["id"] in ids]
+    order = [m for m in order if any(r["method"] == m for r in rows)]
+    summary = summarise_methods(rows, order)
+    n = max(s["n"] for s in summary.values())
+    (OUT / f"{out}.md").write_text(f"### {title} (n={n})\n\n" + markdown_table(summary))
+    (OUT / f"{out}.json").write_text(json.dumps(summary, indent=1))
+    print((OUT / f"{out}.md").read_text())
+
+
+REPLUG_ORDER = ["replug", "replug_rescore", "replug_vote", "none", "single_k1", "single_k10"]
+merged_table("hotpotqa-replug-n50",
+             "REPLUG on the first 50 HotpotQA dev questions (rpt dev split) over the 32,140-"
+             "paragraph union corpus (BM25, k=10; the 2Wiki paper exemplars without documents; "
+             "SmolLM2-135M-Instruct; answers capped at 128 tokens; p: paired bootstrap against "
+             "replug)",
+             {"hotpotqa-replug-agree-n50": None, "hotpotqa-replug-n50": None}, REPLUG_ORDER)
+merged_table("2wiki-replug-rescore",
+             "REPLUG's rescore (Eq. 2 exactly on the documents' own answers, echo-scored) beside "
+             "the other REPLUG rows, on the 2Wiki questions its run finished (BM25, k=10; p: "
+             "paired bootstrap against replug)",
+             {"2wiki-replug-rescore-n50": None, "2wiki-replug-n50": None}, REPLUG_ORDER,
+             only_done="replug_rescore")
 for name in ("lsr-2wiki", "lsr-2wiki-shuffled", "lsr-2wiki-lm"):
     for src in ("recall.md", "recall.json", "lsr.json"):
         if (RUNS / name / src).exists():

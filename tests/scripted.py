@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from activerag.lm import CutFn, Generation, Token
 
@@ -86,3 +87,66 @@ def sentence(text: str, prob: float = 0.95, low: dict[str, float] | None = None)
 def ends(text: str, prob: float = 0.95, low: dict[str, float] | None = None) -> Script:
     """sentence(TEXT) followed by the end of the model's output."""
     return [*sentence(text, prob, low), EOS]
+
+
+@dataclass
+class ScriptedSampler:
+    """FB-RAG's light LM: every sample request gets the scripted texts (cycled to n), and its
+    words are its tokens, with the context window it reports."""
+
+    texts: list[str]
+    window: int | None = None
+    model: str = "scripted-light"
+    prompts: list[str] = field(default_factory=list)
+    calls: list[dict] = field(default_factory=list)
+
+    async def sample(self, prompt: str, n: int, max_tokens: int, *, temperature: float,
+                     top_p: float, top_k: int, seed: int | None, separate: bool = False):
+        from activerag.token_lm import Samples
+
+        self.prompts.append(prompt)
+        self.calls.append({"n": n, "max_tokens": max_tokens, "temperature": temperature,
+                           "top_p": top_p, "top_k": top_k, "seed": seed, "separate": separate})
+        texts = [self.texts[i % len(self.texts)] for i in range(n)]
+        return Samples(texts, len(prompt.split()), sum(len(t.split()) for t in texts),
+                       n if separate else 1)
+
+    async def tokenize(self, text: str) -> list[int]:
+        return WordTokens.encode(text)
+
+    async def detokenize(self, ids: Sequence[int]) -> str:
+        return WordTokens.decode(ids)
+
+    async def context_window(self) -> int | None:
+        return self.window
+
+
+@dataclass
+class WordTokens:
+    """A tokenizer whose tokens are words (ids index a shared vocabulary), with a window."""
+
+    window: int | None = None
+    model: str = "scripted-words"
+    vocabulary: ClassVar[list[str]] = []
+
+    @classmethod
+    def encode(cls, text: str) -> list[int]:
+        out = []
+        for word in text.split(" "):
+            if word not in cls.vocabulary:
+                cls.vocabulary.append(word)
+            out.append(cls.vocabulary.index(word))
+        return out
+
+    @classmethod
+    def decode(cls, ids: Sequence[int]) -> str:
+        return " ".join(cls.vocabulary[i] for i in ids)
+
+    async def tokenize(self, text: str) -> list[int]:
+        return self.encode(text)
+
+    async def detokenize(self, ids: Sequence[int]) -> str:
+        return self.decode(ids)
+
+    async def context_window(self) -> int | None:
+        return self.window

@@ -62,26 +62,45 @@ def vllm_url() -> Iterator[str]:
     this one with VLLM_CPU_OMP_THREADS_BIND=1: both pin their worker to core 0 by default,
     and the second then took over 10 minutes to start instead of one.
     """
-    if url := os.environ.get("ACTIVERAG_TEST_BASE_URL"):
+    yield from _session_server("ACTIVERAG_TEST_BASE_URL", "ACTIVERAG_TEST_PORT",
+                               server.DEFAULT_MODEL)
+
+
+STRONG_TEST_WINDOW = 2048
+"""The strong test server's context length: long enough for FB-RAG's reads, short enough that
+a long context must be cut to fit."""
+
+
+@pytest.fixture(scope="session")
+def strong_url() -> Iterator[str]:
+    """FB-RAG's strong reader: gemma-3-270m from the catalogue (fetched, converted and served
+    by the code users run), on a port of its own, with a STRONG_TEST_WINDOW-token window.
+    ACTIVERAG_TEST_STRONG_URL points the tests at a running one instead."""
+    yield from _session_server("ACTIVERAG_TEST_STRONG_URL", "ACTIVERAG_TEST_STRONG_PORT",
+                               server.catalogue_model("gemma-3-270m"), STRONG_TEST_WINDOW)
+
+
+def _session_server(url_var: str, port_var: str, model: server.CatalogueModel,
+                    max_model_len: int | None = None) -> Iterator[str]:
+    if url := os.environ.get(url_var):
         server.server_models(url)
         yield url
         return
     settings = Settings.from_env()
-    port = int(os.environ.get("ACTIVERAG_TEST_PORT") or _free_port(settings.host))
+    port = int(os.environ.get(port_var) or _free_port(settings.host))
     settings = settings.model_copy(update={"port": port, "base_url": None})
     if _listening(settings.host, port):
         pytest.fail(f"something already listens on {settings.host}:{port}, where the tests "
-                    "start their own vLLM server; free the port, set ACTIVERAG_TEST_PORT to "
-                    "another one, or set ACTIVERAG_TEST_BASE_URL to test a running server",
-                    pytrace=False)
+                    f"start their own vLLM server; free the port, set {port_var} to another "
+                    f"one, or set {url_var} to test a running server", pytrace=False)
     pid_file = server._pid_file(settings)
     # A pid file left by a killed session names a process that is gone, or someone else's.
     pid_file.unlink(missing_ok=True)
     try:
-        yield server.start_server(settings)
+        yield server.start_server(settings, max_model_len=max_model_len, model=model)
     finally:
         # a failed start has stopped the server already and removed its pid file
-        _stop(settings, int(pid_file.read_text()) if pid_file.exists() else None)
+        _stop(settings, int(pid_file.read_text().split()[0]) if pid_file.exists() else None)
 
 
 def _stop(settings: Settings, pgid: int | None, timeout: float = 60.0) -> None:

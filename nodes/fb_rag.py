@@ -1,0 +1,300 @@
+"""FB-RAG's nodes (Chawla et al. 2025) and its baselines' (LongBench long context, vanilla RAG,
+OP-RAG, Self-Route), over one question's chunked context.
+
+    prepare → recall_retrieve → sample → rerank → generate        (fb_rag)
+    prepare → select (question's BM25, score or document order) → generate
+    prepare → long_context                                         (the whole context)
+
+Every node times itself into `stage_seconds` and streams a `stage` event; the LM calls add to
+the same cost counters as the other method families.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
+
+from activerag.context import FBRagContext
+from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
+from activerag.nodes import fb_rag_logic as fb
+from activerag.nodes.fb_rag_logic import Chunk
+from activerag.nodes.parts import Parts, _lm
+from activerag.nodes.prompts import PromptFormat, render
+from activerag.state import ChunkInfo, FBRagState
+from activerag.token_lm import Sampler, TokenLM, VLLMTokens
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+Update = dict[str, Any]
+
+READ = ("Answer the question based on the given passages. Only give me the answer and do not "
+        "output any other words.")
+"""LongBench's instruction for 2WikiMQA and HotpotQA (Bai et al. 2024), which FB-RAG's stage
+III and its baselines use."""
+SAMPLE = ("Answer the question based on the given passages. First write a short rationale "
+          "that names the facts of the passages you use, starting with \"Rationale:\", then the "
+          "answer, starting with \"Answer:\".")
+"""Stage II: a rationale, then the answer (FB-RAG's own prompt is an image in the paper; this
+asks for what its text describes)."""
+SELF_ROUTE = READ + " If the passages do not hold the answer, write \"unanswerable\"."
+"""Self-Route's reader may decline; it then falls back to the whole context."""
+SYSTEM = "You are a helpful assistant."
+ANSWER_STOPS = ["\n"]
+"""An answer is one line: a base model would go on to write more questions."""
+
+
+def reader_prompt(question: str, passages: str, fmt: PromptFormat,
+                  instruction: str = READ) -> str:
+    """LongBench's layout: the instruction, the passages, the instruction again, the question."""
+    lead = "Rationale:" if instruction is SAMPLE else "Answer:"
+    body = (f"{instruction}\n\nThe following are given passages.\n{passages}\n\n{instruction}"
+            f"\n\nQuestion: {question}")
+    if fmt == "chatml":
+        return render("chatml", SYSTEM, [(body, "")], lead)
+    return f"{body}\n{lead}"
+
+
+@dataclass
+class FBParts:
+    """The strong reader and the store (`strong`, as every family has them) and the light
+    sampler; whatever is None is made from the run's context."""
+
+    strong: Parts = field(default_factory=Parts)
+    light: Any = None
+    """A Sampler that can also tokenize (VLLMTokens; the tests' scripted one)."""
+
+    async def light_for(self, ctx: FBRagContext) -> Any:
+        if self.light is not None:
+            return self.light
+        key = ("light", ctx.light_base_url, ctx.light_model)
+        if key not in self.strong.memo:
+            model = ctx.light_model or (await asyncio.to_thread(
+                _lm, ctx.light_base_url, "", None)).model
+            self.strong.memo.setdefault(key, VLLMTokens(ctx.light_base_url, model))
+        return self.strong.memo[key]
+
+
+def _chunks(state: FBRagState) -> list[Chunk]:
+    return [Chunk(c["index"], c["text"], c["start"], c["end"]) for c in state["chunk_list"]]
+
+
+def timed(name: str, body: Callable[..., Awaitable[Update]]) -> Callable[..., Awaitable[Update]]:
+    """A node that runs BODY, adds its wall time to stage_seconds and streams the stage."""
+
+    async def node(state: FBRagState, runtime: Runtime[FBRagContext]) -> Update:
+        start = time.perf_counter()
+        update = await body(state, runtime)
+        seconds = time.perf_counter() - start
+        shown = {k: v for k, v in update.items() if k in (
+            "recall", "samples", "selected", "answer", "route", "chunks", "truncated_tokens")}
+        get_stream_writer()({"stage": {"name": name, "seconds": round(seconds, 4), **shown}})
+        return {**update, "stage_seconds": {name: seconds}}
+
+    node.__name__ = name
+    node.__doc__ = body.__doc__
+    return node
+
+
+async def fit(lm: TokenLM, prompt: str, reserve: int, who: str) -> tuple[str, int]:
+    """PROMPT cut in the middle, as LongBench does, to leave RESERVE tokens of LM's context
+    window for the output; the prompt and how many tokens were cut (0: it fit)."""
+    window_of = getattr(lm, "context_window", None)
+    window = await window_of() if window_of is not None else None
+    if not window:
+        return prompt, 0
+    room = window - reserve
+    ids = await lm.tokenize(prompt)
+    if len(ids) <= room:
+        return prompt, 0
+    if room < 2:
+        raise PromptTooLong(f"the {who}'s {window}-token context window leaves no room for a "
+                            f"prompt after {reserve} output tokens; serve it with a larger "
+                            "--max-model-len or lower the token budgets")
+    limit = room
+    for _ in range(4):  # a cut text can tokenize a little longer than its ids
+        kept, _ = fb.truncate_middle(ids, limit)
+        text = await lm.detokenize(kept)
+        over = len(await lm.tokenize(text)) - room
+        if over <= 0:
+            dropped = len(ids) - len(kept)
+            log.warning("FB-RAG: the %s's prompt (%d tokens) was cut in the middle by %d tokens "
+                        "to fit its %d-token window", who, len(ids), dropped, window)
+            return text, dropped
+        limit -= over
+    raise PromptTooLong(f"the prompt could not be cut to fit the {who}'s {window}-token window")
+
+
+async def named(call: Awaitable[T], who: str, url: str) -> T:
+    """CALL, with an unreachable server named by its role (FB-RAG talks to two)."""
+    try:
+        return await call
+    except LMServerUnreachable as exc:
+        raise LMServerUnreachable(
+            f"FB-RAG's {who} at {url} does not answer: {exc}. Start it (the light sampler: "
+            "`activerag serve`; the strong reader: `activerag serve --model gemma-3-270m`) or "
+            "point the context at a running one (light_base_url / base_url)") from exc
+
+
+# ---------------------------------------------------------------------------------------------
+# Nodes
+
+
+def make_prepare(parts: FBParts) -> Callable[..., Awaitable[Update]]:
+    async def prepare(state: FBRagState, runtime: Runtime[FBRagContext]) -> Update:
+        """Chunk the question's own context, or (none given) build one from the store: the
+        question's best passages up to recall_words words, one chunk each."""
+        ctx = runtime.context
+        question = state.get("question", "")
+        if not question.strip():
+            raise ActiveRagError("the question is empty; pass a question to answer")
+        context = state.get("context")
+        if context is not None and not context.strip():
+            raise ActiveRagError("the context holds no words; pass the question's context, or "
+                                 "leave it out to retrieve one from the store")
+        extra: Update = {}
+        if context:
+            chunks = (fb.chunk_words(context, ctx.chunk_words) if ctx.chunking == "words"
+                      else fb.chunk_paragraphs(context))
+        else:
+            docs = await parts.strong.search(ctx, question, ctx.k)
+            if not docs:
+                raise ActiveRagError("the question has no context and the store found nothing "
+                                     "for it; pass a context or ingest a corpus")
+            texts = [f"{d.metadata.get('title', '')}\n{d.page_content}".strip() for d in docs]
+            context = "\n\n".join(texts)
+            chunks = fb.chunk_paragraphs(context)
+            extra = {"retrievals": 1,
+                     "retrieved_titles": [d.metadata.get("title", "") for d in docs]}
+        if not chunks:
+            raise ActiveRagError("the context holds no words; pass the question's context")
+        words = chunks[-1].end
+        if ctx.read_words >= words and state.get("context"):
+            raise ActiveRagError(
+                f"read_words (Y = {ctx.read_words}) is not below the context's {words} words: "
+                "the reader would read all of it; lower read_words, or use long_context")
+        return {"context": context, "chunks": len(chunks),
+                "chunk_list": [ChunkInfo(index=c.index, start=c.start, end=c.end, text=c.text)
+                               for c in chunks],
+                "question_scores": fb.bm25_scores(chunks, [question])[0],
+                "truncated_tokens": 0, "lm_calls": 0, "generated_tokens": 0,
+                "prompt_tokens": 0, **extra}
+
+    return timed("prepare", prepare)
+
+
+async def _recall_retrieve(state: FBRagState, runtime: Runtime[FBRagContext]) -> Update:
+    """Stage I: the chunks of the question's best BM25 scores, up to recall_words words (X)."""
+    chunks = _chunks(state)
+    picked = fb.within_budget(fb.ranking(state["question_scores"]), chunks,
+                              runtime.context.recall_words)
+    return {"recall": sorted(picked)}
+
+
+recall_retrieve = timed("recall_retrieve", _recall_retrieve)
+
+
+def make_sample(parts: FBParts) -> Callable[..., Awaitable[Update]]:
+    async def sample(state: FBRagState, runtime: Runtime[FBRagContext]) -> Update:
+        """Stage II: the light LM reads the question and the stage I chunks (in the context's
+        order) and writes K rationales with answers."""
+        ctx = runtime.context
+        light: Sampler = await named(parts.light_for(ctx), "light sampler", ctx.light_base_url)
+        prompt = reader_prompt(state["question"],
+                               fb.join_chunks(_chunks(state), state["recall"]),
+                               ctx.light_prompt_format, SAMPLE)
+        prompt, cut = await named(fit(light, prompt, ctx.sample_tokens, "light LM"),  # type: ignore[arg-type]
+                                  "light sampler", ctx.light_base_url)
+        out = await named(light.sample(prompt, ctx.samples, ctx.sample_tokens,
+                                       temperature=ctx.temperature, top_p=ctx.top_p,
+                                       top_k=ctx.top_k, seed=ctx.seed,
+                                       separate=ctx.separate_requests),
+                          "light sampler", ctx.light_base_url)
+        if len(out.texts) != ctx.samples:
+            raise ActiveRagError(f"the light LM returned {len(out.texts)} samples, not "
+                                 f"{ctx.samples}; does its server honour n?")
+        return {"samples": out.texts, "lm_calls": out.requests,
+                "prompt_tokens": out.prompt_tokens, "generated_tokens": out.generated_tokens,
+                "truncated_tokens": cut}
+
+    return timed("sample", sample)
+
+
+async def _rerank(state: FBRagState, runtime: Runtime[FBRagContext]) -> Update:
+    """Every chunk of the context (not only stage I's) scored by BM25 with each sample's raw
+    text as the query; the forward score is the max over samples (Eq. 5), mixed with the
+    question's own score by η (Eq. 6); the best up to read_words words (Y) are kept."""
+    ctx = runtime.context
+    chunks = _chunks(state)
+    forward = fb.forward_scores(fb.bm25_scores(chunks, state["samples"]))
+    scores = fb.combine(state["question_scores"], forward, ctx.eta_b, ctx.eta_f, ctx.scale)
+    picked = sorted(fb.within_budget(fb.ranking(scores), chunks, ctx.read_words))
+    return {"scores": scores, "selected": picked,
+            "selected_spans": [(chunks[i].start, chunks[i].end) for i in picked]}
+
+
+rerank = timed("rerank", _rerank)
+
+
+def make_select(order: Literal["original", "score"]) -> Callable[..., Awaitable[Update]]:
+    async def select(state: FBRagState, runtime: Runtime[FBRagContext]) -> Update:
+        """The question's best BM25 chunks up to read_words words (Y), in the context's order
+        (OP-RAG) or best first (vanilla RAG)."""
+        chunks = _chunks(state)
+        picked = fb.within_budget(fb.ranking(state["question_scores"]), chunks,
+                                  runtime.context.read_words)
+        if order == "original":
+            picked = sorted(picked)
+        return {"scores": state["question_scores"], "selected": picked,
+                "selected_spans": [(chunks[i].start, chunks[i].end) for i in picked]}
+
+    return timed("select", select)
+
+
+async def read(parts: FBParts, ctx: FBRagContext, question: str, passages: str,
+               instruction: str = READ) -> Update:
+    """The strong LM's answer from PASSAGES, the prompt cut in the middle if it must be."""
+    who = "strong reader"
+    lm = await named(parts.strong.lm_for(ctx), who, ctx.base_url)
+    tokens = await named(parts.strong.token_lm_for(ctx), who, ctx.base_url)
+    prompt, cut = await named(fit(tokens, reader_prompt(question, passages, ctx.prompt_format,
+                                                        instruction),
+                                  ctx.max_answer_tokens, "strong LM"), who, ctx.base_url)
+    gen = await named(lm.generate(prompt, max_tokens=ctx.max_answer_tokens, stop=ANSWER_STOPS),
+                      who, ctx.base_url)
+    return {"answer": gen.text.strip(), "lm_calls": 1, "prompt_tokens": gen.prompt_tokens,
+            "generated_tokens": gen.generated_tokens, "truncated_tokens": cut}
+
+
+def make_generate(parts: FBParts, route: str,
+                  instruction: str = READ) -> Callable[..., Awaitable[Update]]:
+    async def generate(state: FBRagState, runtime: Runtime[FBRagContext]) -> Update:
+        """The strong LM answers from the selected chunks, in the order selected."""
+        passages = fb.join_chunks(_chunks(state), state["selected"], "score")
+        return {**await read(parts, runtime.context, state["question"], passages,
+                             instruction), "route": route}
+
+    return timed("generate", generate)
+
+
+def make_long_context(parts: FBParts) -> Callable[..., Awaitable[Update]]:
+    async def long_context(state: FBRagState, runtime: Runtime[FBRagContext]) -> Update:
+        """The strong LM reads the whole context (LongBench: cut in the middle to fit)."""
+        chunks = _chunks(state)
+        every = list(range(len(chunks)))
+        return {**await read(parts, runtime.context, state["question"], state["context"]),
+                "route": "long_context", "selected": every,
+                "selected_spans": [(c.start, c.end) for c in chunks]}
+
+    return timed("long_context", long_context)
+
+
+def route_self(state: FBRagState) -> str:
+    """Self-Route: a declined answer goes to the long-context reader."""
+    return "long_context" if fb.unanswerable(state.get("answer", "")) else "__end__"
