@@ -45,7 +45,9 @@ MUTANTS := 'activerag.nodes.logic.*' 'activerag.nodes.replug_logic.*' 'activerag
 	'activerag.lsr.x_lr_factor__*' 'activerag.lsr.x_lm_score__*' 'activerag.lsr.x_title_recall__*' \
 	'activerag.lsr.x_halves__*' 'activerag.lsr.x_lm_split__*' 'activerag.lsr.x_overlap__*' \
 	'activerag.lsr.x*LSRConfig*check__*' 'activerag.lsr.x_training_round__*' \
-	'activerag.lsr.x*PassageIndex*'
+	'activerag.lsr.x*PassageIndex*' 'activerag.nodes.fb_rag_logic.*' \
+	'activerag.server.x_assemble_gguf__*' 'activerag.server.x_is_our_server__*' \
+	'activerag.server.x_catalogue_model__*'
 
 .PHONY: mutation
 mutation: setup

@@ -89,9 +89,42 @@ def ends(text: str, prob: float = 0.95, low: dict[str, float] | None = None) -> 
     return [*sentence(text, prob, low), EOS]
 
 
+class _Words:
+    """Words as tokens: ids index one shared vocabulary; the window is the instance's."""
+
+    window: int | None
+    vocabulary: ClassVar[list[str]] = []
+
+    @classmethod
+    def encode(cls, text: str) -> list[int]:
+        out = []
+        for word in text.split(" "):
+            if word not in cls.vocabulary:
+                cls.vocabulary.append(word)
+            out.append(cls.vocabulary.index(word))
+        return out
+
+    async def tokenize(self, text: str) -> list[int]:
+        return self.encode(text)
+
+    async def detokenize(self, ids: Sequence[int]) -> str:
+        return " ".join(self.vocabulary[i] for i in ids)
+
+    async def context_window(self) -> int | None:
+        return self.window
+
+
 @dataclass
-class ScriptedSampler:
-    """FB-RAG's light LM: every sample request gets the scripted texts (cycled to n), and its
+class WordTokens(_Words):
+    """A tokenizer whose tokens are words, with the context window it reports."""
+
+    window: int | None = None
+    model: str = "scripted-words"
+
+
+@dataclass
+class ScriptedSampler(_Words):
+    """FB-RAG's light LM: every sample request gets the scripted texts (cycled to n); its
     words are its tokens, with the context window it reports."""
 
     texts: list[str]
@@ -110,43 +143,3 @@ class ScriptedSampler:
         texts = [self.texts[i % len(self.texts)] for i in range(n)]
         return Samples(texts, len(prompt.split()), sum(len(t.split()) for t in texts),
                        n if separate else 1)
-
-    async def tokenize(self, text: str) -> list[int]:
-        return WordTokens.encode(text)
-
-    async def detokenize(self, ids: Sequence[int]) -> str:
-        return WordTokens.decode(ids)
-
-    async def context_window(self) -> int | None:
-        return self.window
-
-
-@dataclass
-class WordTokens:
-    """A tokenizer whose tokens are words (ids index a shared vocabulary), with a window."""
-
-    window: int | None = None
-    model: str = "scripted-words"
-    vocabulary: ClassVar[list[str]] = []
-
-    @classmethod
-    def encode(cls, text: str) -> list[int]:
-        out = []
-        for word in text.split(" "):
-            if word not in cls.vocabulary:
-                cls.vocabulary.append(word)
-            out.append(cls.vocabulary.index(word))
-        return out
-
-    @classmethod
-    def decode(cls, ids: Sequence[int]) -> str:
-        return " ".join(cls.vocabulary[i] for i in ids)
-
-    async def tokenize(self, text: str) -> list[int]:
-        return self.encode(text)
-
-    async def detokenize(self, ids: Sequence[int]) -> str:
-        return self.decode(ids)
-
-    async def context_window(self) -> int | None:
-        return self.window
