@@ -184,8 +184,10 @@ class FBRagContext(ServingContext):
     temperature: float = 1.0
     top_p: float = 0.9
     top_k: int = 50
-    seed: int | None = 0
-    """Sampling seed (None: unseeded)."""
+    seed: int | None = None
+    """Sampling seed; None: unseeded. A seeded request crashed vLLM's CPU engine here ("CPU
+    Generator does not use offset") when its long prompt was prefilled in chunks, so seed
+    only a GPU server."""
     eta_b: float = 0.0
     """η_B: weight of the question's own BM25 score (Eq. 6; Ours-FB 0.5, Ours-F 0)."""
     eta_f: float = 1.0

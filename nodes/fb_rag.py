@@ -46,8 +46,14 @@ asks for what its text describes)."""
 SELF_ROUTE = READ + " If the passages do not hold the answer, write \"unanswerable\"."
 """Self-Route's reader may decline; it then falls back to the whole context."""
 SYSTEM = "You are a helpful assistant."
-ANSWER_STOPS = ["\n"]
-"""An answer is one line: a base model would go on to write more questions."""
+ANSWER_STOPS = ["\n\n"]
+"""Where a reader's output ends (a base model would go on to write more questions); the answer
+is its first non-empty line (a base model may open with a line break)."""
+
+
+def first_line(text: str) -> str:
+    """The first non-empty line of TEXT, stripped."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
 def reader_prompt(question: str, passages: str, fmt: PromptFormat,
@@ -102,6 +108,11 @@ def timed(name: str, body: Callable[..., Awaitable[Update]]) -> Callable[..., Aw
     return node
 
 
+SPECIAL_TOKENS = 4
+"""Room left for what the server adds to a text prompt (Gemma's <bos>): tokenize counts
+without them."""
+
+
 async def fit(lm: TokenLM, prompt: str, reserve: int, who: str) -> tuple[str, int]:
     """PROMPT cut in the middle, as LongBench does, to leave RESERVE tokens of LM's context
     window for the output; the prompt and how many tokens were cut (0: it fit)."""
@@ -109,7 +120,7 @@ async def fit(lm: TokenLM, prompt: str, reserve: int, who: str) -> tuple[str, in
     window = await window_of() if window_of is not None else None
     if not window:
         return prompt, 0
-    room = window - reserve
+    room = window - reserve - SPECIAL_TOKENS
     ids = await lm.tokenize(prompt)
     if len(ids) <= room:
         return prompt, 0
@@ -136,10 +147,12 @@ async def named(call: Awaitable[T], who: str, url: str) -> T:
     try:
         return await call
     except LMServerUnreachable as exc:
+        start = ("activerag serve" if who == "light sampler"
+                 else "activerag serve --model gemma-3-270m")
+        field = "light_base_url" if who == "light sampler" else "base_url"
         raise LMServerUnreachable(
-            f"FB-RAG's {who} at {url} does not answer: {exc}. Start it (the light sampler: "
-            "`activerag serve`; the strong reader: `activerag serve --model gemma-3-270m`) or "
-            "point the context at a running one (light_base_url / base_url)") from exc
+            f"FB-RAG's {who} at {url} does not answer ({str(exc).split(';')[0]}); start it with "
+            f"`{start}`, or set {field} to a running server") from exc
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,7 +281,7 @@ async def read(parts: FBParts, ctx: FBRagContext, question: str, passages: str,
                                   ctx.max_answer_tokens, "strong LM"), who, ctx.base_url)
     gen = await named(lm.generate(prompt, max_tokens=ctx.max_answer_tokens, stop=ANSWER_STOPS),
                       who, ctx.base_url)
-    return {"answer": gen.text.strip(), "lm_calls": 1, "prompt_tokens": gen.prompt_tokens,
+    return {"answer": first_line(gen.text), "lm_calls": 1, "prompt_tokens": gen.prompt_tokens,
             "generated_tokens": gen.generated_tokens, "truncated_tokens": cut}
 
 

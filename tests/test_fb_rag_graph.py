@@ -52,7 +52,7 @@ async def test_fb_rag_rescores_every_chunk_and_reads_the_best_in_the_contexts_or
     assert out["recall"] == [0]
     assert "Lighthouse" in light.prompts[0] and "Bergen" not in light.prompts[0]
     assert light.calls[0] == {"n": 3, "max_tokens": 96, "temperature": 1.0, "top_p": 0.9,
-                              "top_k": 50, "seed": 0, "separate": False}
+                              "top_k": 50, "seed": None, "separate": False}
     # the samples' words found the Ada Marlow passage, which stage I never read
     assert fb.ranking(out["scores"])[0] == 2
     assert out["selected"] == [0, 2]
@@ -60,7 +60,7 @@ async def test_fb_rag_rescores_every_chunk_and_reads_the_best_in_the_contexts_or
     assert prompt.index("designed by Ada Marlow") < prompt.index("born in Bergen")
     assert "Saturday" not in prompt and "bridge" not in prompt
     assert prompt.endswith(f"Question: {QUESTION}\nAnswer:")
-    assert strong.calls[0]["max_tokens"] == 32 and strong.calls[0]["stop"] == ["\n"]
+    assert strong.calls[0]["max_tokens"] == 32 and strong.calls[0]["stop"] == ["\n\n"]
     assert out["answer"] == "Bergen" and out["route"] == "fb_rag"
     assert out["samples"] == [RATIONALE] * 3 and out["chunks"] == 5
     assert out["selected_spans"] == [(0, WORDS[0]), (sum(WORDS[:2]), sum(WORDS[:3]))]
@@ -142,7 +142,7 @@ async def test_a_context_longer_than_the_readers_window_is_cut_in_the_middle(cap
     out, _ = await run(build_baseline_graph("long_context", strong, tokens), context())
     prompt = strong.prompts[0]
     assert out["truncated_tokens"] > 0
-    assert len(await tokens.tokenize(prompt)) <= 80 - 32
+    assert len(await tokens.tokenize(prompt)) <= 80 - 32 - 4
     assert prompt.startswith("Answer the question") and prompt.endswith("Answer:")
     assert "cut in the middle" in caplog.text
     assert out["selected"] == [0, 1, 2, 3, 4]
@@ -153,7 +153,7 @@ async def test_a_light_prompt_too_long_for_its_window_is_cut_too():
     graph = build_fb_rag_graph(ScriptedLM([ends("Bergen")]), WordTokens(), light)
     out, _ = await run(graph, context(recall_words=200, read_words=WORDS[0]))
     assert out["truncated_tokens"] > 0
-    assert len(light.prompts[0].split(" ")) <= 130 - 96
+    assert len(light.prompts[0].split(" ")) <= 130 - 96 - 4
 
 
 async def test_bad_input_is_named():
@@ -187,6 +187,13 @@ async def test_a_light_server_that_is_down_is_named_as_the_light_sampler():
     graph = build_fb_rag_graph(ScriptedLM([]), WordTokens(), Down())
     with pytest.raises(LMServerUnreachable, match="light sampler at http://127.0.0.1:8765/v1"):
         await run(graph, context())
+
+
+async def test_the_answer_is_the_readers_first_non_empty_line():
+    strong = ScriptedLM([[("\n", 0.9), ("Bergen", 0.9), ("\n", 0.9), ("Question", 0.9),
+                          ("\n\n", 0.9)]])
+    out, _ = await run(build_baseline_graph("op_rag", strong, WordTokens()), context())
+    assert out["answer"] == "Bergen"
 
 
 def test_the_scripted_sampler_ends_nothing_by_running_out():

@@ -50,9 +50,7 @@ async def test_fb_rag_samples_on_the_light_server_and_reads_on_the_strong_one(
     assert out["prompt_tokens"] > 0 and out["generated_tokens"] > 0
     assert set(out["stage_seconds"]) == {"prepare", "recall_retrieve", "sample", "rerank",
                                          "generate"}
-    # the same seed draws the same samples; K separate requests cost K light calls
-    again = await graph.ainvoke(given, context=settings(vllm_url, strong_url))
-    assert again["samples"] == out["samples"]
+    # K separate requests cost K light calls (unseeded: a seed crashes vLLM's CPU engine)
     apart = await graph.ainvoke(given, context=settings(vllm_url, strong_url,
                                                         separate_requests=True))
     assert apart["lm_calls"] == 4 and len(apart["samples"]) == 3
