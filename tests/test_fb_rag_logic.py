@@ -41,6 +41,7 @@ def test_paragraph_chunks_are_the_passages_with_their_word_spans():
     assert [c.text.split("\n")[1] for c in chunks] == ["Ada Lovelace", "Charles Babbage",
                                                        "Paris"]
     assert [(c.start, c.end) for c in chunks] == [(0, 9), (9, 18), (18, 27)]
+    assert [c.index for c in chunks] == [0, 1, 2]
 
 
 def test_bm25_scores_every_chunk_for_every_query():
@@ -68,6 +69,7 @@ def test_the_mix_weights_the_question_and_the_samples_raw_or_on_one_scale():
     assert fb.combine([2.0, 0.0], [0.0, 10.0], 0.0, 1.0) == [0.0, 10.0]  # Ours-F
     assert fb.combine([2.0, 1.0, 0.0], [0.0, 10.0, 5.0], 0.5, 0.5, "minmax") == [0.5, 0.75, 0.25]
     assert fb.minmax([3.0, 3.0]) == [0.0, 0.0]
+    assert fb.minmax([2.0, 4.0, 3.0]) == [0.0, 1.0, 0.5]
 
 
 def test_ranking_breaks_ties_by_position():
@@ -116,5 +118,6 @@ def test_gold_recall_counts_gold_spans_that_a_picked_chunk_overlaps():
     assert fb.gold_recall(chunks, [1], [(12, 15), (35, 40)]) == 0.5
     assert fb.gold_recall(chunks, [1, 3], [(12, 15), (35, 40)]) == 1.0
     assert fb.gold_recall(chunks, [0], [(10, 12)]) == 0.0  # touching is not overlapping
+    assert fb.gold_recall(chunks, [1], [(5, 10)]) == 0.0  # nor on the other side
     assert fb.gold_recall(chunks, [1], [(5, 11)]) == 1.0
     assert fb.gold_recall(chunks, [0], []) is None

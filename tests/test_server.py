@@ -62,11 +62,18 @@ def test_a_gguf_with_the_wrong_checksum_or_a_missing_chunk_is_refused_and_not_ke
 
 def test_a_stale_pid_file_never_stops_the_process_it_names(tmp_path):
     settings = Settings(home=tmp_path, port=9876)
-    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    # listens on no port but names one, as a server would: no "vllm" in its command line
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                                  "--port", "9876"])
     try:
         (tmp_path / "vllm-9876.pid").write_text(f"{bystander.pid}\n9876\n")
         assert server.managed_ports(settings) == [9876]
+        for _ in range(100):  # until the child has exec'd (its argv is the parent's before)
+            if b"sleep" in Path(f"/proc/{bystander.pid}/cmdline").read_bytes():
+                break
+            time.sleep(0.05)
         assert not server.is_our_server(bystander.pid, 9876)
+        assert not server.is_our_server(2 ** 22 + 7, 9876)  # no such process
         assert server.stop_server(settings) is False
         assert bystander.poll() is None  # still running
         assert not (tmp_path / "vllm-9876.pid").exists()
