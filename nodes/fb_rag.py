@@ -46,9 +46,10 @@ asks for what its text describes)."""
 SELF_ROUTE = READ + " If the passages do not hold the answer, write \"unanswerable\"."
 """Self-Route's reader may decline; it then falls back to the whole context."""
 SYSTEM = "You are a helpful assistant."
-ANSWER_STOPS = ["\n\n"]
-"""Where a reader's output ends (a base model would go on to write more questions); the answer
-is its first non-empty line (a base model may open with a line break)."""
+ANSWER_STOPS = ["\nQuestion:"]
+"""Where a reader's output ends (a base model goes on to write more questions); the answer is
+its first non-empty line: Gemma 3 270M often opens with a blank line, so a stop at the first
+line break (or blank line) left it no answer at all."""
 
 
 def first_line(text: str) -> str:

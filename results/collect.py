@@ -10,7 +10,8 @@ from pathlib import Path
 from activerag.evaluate import Run, markdown_table, summarise_methods
 
 RUNS, OUT = Path("runs"), Path("results")
-RUN_FOLDERS = ("2wiki-main-n200", "demo-n48", "2wiki-family-n50", "2wiki-replug-n50")
+RUN_FOLDERS = ("2wiki-main-n200", "demo-n48", "2wiki-family-n50", "2wiki-replug-n50",
+               "fbrag-smoke-hotpot1500-n10")
 SWEEPS = {"beta": "n100", "theta": "n100", "next_previous": "n50", "window": "n50"}
 
 

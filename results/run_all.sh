@@ -38,6 +38,19 @@ activerag sweep window --dataset 2wiki "${COMMON[@]}" --n 50 --cache --out runs/
 activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval --store "$STORE" \
   --max-answer-tokens 128 --concurrency 4 --n 50 --run runs/2wiki-replug-n50 \
   --methods replug,none,single_k1,single_k10,replug_vote
+# REPLUG's rescore on the same questions (its echo requests bypass the prefix cache: about 100
+# uncached prefills a question; this run was stopped after the first questions, and the table
+# compares every method on those). A busy server needs longer than the default 300 s.
+ACTIVERAG_LM_TIMEOUT=3600 activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval \
+  --store "$STORE" --max-answer-tokens 128 --concurrency 2 --n 50 \
+  --run runs/2wiki-replug-rescore-n50 --methods replug_rescore
+# REPLUG on HotpotQA over the 32,140-paragraph union corpus (BM25 only).
+UNION=${UNION:-$HOME/.cache/activerag/store-union}
+activerag ingest ../shared/data/corpus/union_wiki_paragraphs_dpr_format.tsv --store "$UNION" --no-dense
+HOTPOT=(--dataset hotpotqa --prompts paper --no-exemplar-retrieval --store "$UNION"
+        --max-answer-tokens 128 --concurrency 4 --n 50)
+activerag eval "${HOTPOT[@]}" --run runs/hotpotqa-replug-n50 --methods none,single_k1,single_k10,replug_vote
+activerag eval "${HOTPOT[@]}" --run runs/hotpotqa-replug-agree-n50 --methods replug
 # REPLUG-LSR: train MiniLM's query tower from the LM's scores on 480 2Wiki questions that no
 # evaluation uses (prints recall@k before and after on the first 200), a control whose LM
 # scores are shuffled, the released code's vote and the top-1 document with the dense
@@ -63,5 +76,11 @@ python benchmarks/replug_lm.py --store "$STORE" --n 24 --concurrency 4 --out run
   --dense --query-encoder runs/lsr-2wiki-lm
 # The peer, one question at a time.
 python benchmarks/flarechain_compare.py --store "$STORE" --n 20 --out runs/flarechain
+# FB-RAG (issue #9, in progress): SmolLM2 samples, Gemma 3 270M reads; a smoke run of three
+# methods on 10 HotpotQA questions padded to 1,500 words (not a result: n=10).
+activerag serve --model gemma-3-270m
+activerag longctx build --dataset hotpotqa --words 1500 --n 100
+activerag eval --dataset "$HOME/.cache/activerag/longctx/hotpotqa-1500w.jsonl" --n 10 \
+  --concurrency 2 --methods fb_rag,op_rag,long_context --run runs/fbrag-smoke-hotpot1500-n10
 # Copy the summaries (no per-example outputs: they hold the datasets' questions) into results/.
 python results/collect.py

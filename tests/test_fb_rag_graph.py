@@ -60,7 +60,7 @@ async def test_fb_rag_rescores_every_chunk_and_reads_the_best_in_the_contexts_or
     assert prompt.index("designed by Ada Marlow") < prompt.index("born in Bergen")
     assert "Saturday" not in prompt and "bridge" not in prompt
     assert prompt.endswith(f"Question: {QUESTION}\nAnswer:")
-    assert strong.calls[0]["max_tokens"] == 32 and strong.calls[0]["stop"] == ["\n\n"]
+    assert strong.calls[0]["max_tokens"] == 32 and strong.calls[0]["stop"] == ["\nQuestion:"]
     assert out["answer"] == "Bergen" and out["route"] == "fb_rag"
     assert out["samples"] == [RATIONALE] * 3 and out["chunks"] == 5
     assert out["selected_spans"] == [(0, WORDS[0]), (sum(WORDS[:2]), sum(WORDS[:3]))]
@@ -190,8 +190,8 @@ async def test_a_light_server_that_is_down_is_named_as_the_light_sampler():
 
 
 async def test_the_answer_is_the_readers_first_non_empty_line():
-    strong = ScriptedLM([[("\n", 0.9), ("Bergen", 0.9), ("\n", 0.9), ("Question", 0.9),
-                          ("\n\n", 0.9)]])
+    strong = ScriptedLM([[("\n", 0.9), ("\n", 0.9), ("Bergen", 0.9), ("\n", 0.9),
+                          ("Passage", 0.9), ("\nQuestion:", 0.9)]])
     out, _ = await run(build_baseline_graph("op_rag", strong, WordTokens()), context())
     assert out["answer"] == "Bergen"
 
