@@ -196,7 +196,7 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.rescore:
         result = evaluate.rescore(evaluate.Run(Path(args.rescore)))
-        print(evaluate.markdown_table(result["summary"]))
+        print(evaluate.summary_markdown(result))
         return 0
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
@@ -212,7 +212,7 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
     result = asyncio.run(evaluate.evaluate(evaluate.Run(run_dir), args.dataset, runs, examples,
                                            args.concurrency,
                                            metrics_url=runs[methods[0]][1].base_url))
-    print(evaluate.markdown_table(result["summary"]))
+    print(evaluate.summary_markdown(result))
     print(f"run folder: {run_dir}")
     return 0
 

@@ -12,7 +12,8 @@ from activerag.demo import load_demo_questions
 from activerag.errors import ActiveRagError
 from activerag.paper import shared_data
 
-Kind = Literal["short", "yesno", "long"]
+Kind = Literal["short", "yesno", "long", "longbench"]
+"""longbench: a long-context row, its whole (first-line) answer scored by LongBench's qa_f1."""
 
 
 @dataclass
@@ -181,7 +182,7 @@ def _longbench_row(r: dict[str, Any], where: str) -> Example:
         raise ActiveRagError(f"{where} has no 'answers'")
     answers = answers if isinstance(answers, list) else [answers]
     return Example(str(r.get("_id", where)), str(r["input"]), [str(a) for a in answers],
-                   list(r.get("gold_titles", [])), context=r["context"],
+                   list(r.get("gold_titles", [])), kind="longbench", context=r["context"],
                    gold_spans=[(int(a), int(b)) for a, b in r.get("gold_spans", [])])
 
 

@@ -24,7 +24,15 @@ from activerag.context import FBRagContext, FlareContext, ServingContext
 from activerag.datasets import Example, load_dataset
 from activerag.errors import ActiveRagError
 from activerag.graphs.methods import method
-from activerag.metrics import best_prf, exact_match, extract_answer, rouge_l, str_em, yes_no
+from activerag.metrics import (
+    best_prf,
+    exact_match,
+    extract_answer,
+    qa_f1,
+    rouge_l,
+    str_em,
+    yes_no,
+)
 from activerag.server import vllm_counters
 from activerag.stats import bootstrap_ci, paired_bootstrap_p
 
@@ -50,6 +58,9 @@ def score(example: Example, answer: str, retrieved_titles: list[str]) -> dict[st
         precision, recall, f1 = best_prf(prediction, example.answers)
         out.update(prediction=prediction, em=exact_match(prediction, example.answers), f1=f1,
                    precision=precision, recall=recall)
+    elif example.kind == "longbench":
+        out.update(prediction=answer, em=exact_match(answer, example.answers),
+                   f1=qa_f1(answer, example.answers))
     elif example.kind == "yesno":
         prediction = yes_no(answer)
         out.update(prediction=prediction, em=float(prediction == example.answers[0]))

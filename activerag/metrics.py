@@ -74,6 +74,20 @@ def token_prf(prediction: str, gold: str) -> tuple[float, float, float]:
     return precision, recall, 2 * precision * recall / (precision + recall)
 
 
+def qa_f1(prediction: str, golds: Iterable[str]) -> float:
+    """LongBench's qa_f1: the best token F1 over the gold answers, after SQuAD normalisation,
+    with no special case for yes/no ("Yes, both are." earns partial credit against "yes")."""
+    best = 0.0
+    p = normalize(prediction).split()
+    for gold in golds:
+        g = normalize(gold).split()
+        common = sum((Counter(p) & Counter(g)).values())
+        if common:
+            precision, recall = common / len(p), common / len(g)
+            best = max(best, 2 * precision * recall / (precision + recall))
+    return best
+
+
 def best_prf(prediction: str, golds: Iterable[str]) -> tuple[float, float, float]:
     """Precision, recall and F1, each the best over the gold answer and its aliases.
 

@@ -275,3 +275,13 @@ async def test_a_server_is_asked_for_counters_only_when_given_its_url(tmp_path, 
                             progress=False, metrics_url="http://server:1/v1")
     assert asked == ["http://server:1/v1"] * 2
     assert served["prefix_cache_hit_rate"] == 0.5
+
+
+def test_a_longbench_row_is_scored_on_its_whole_answer_with_qa_f1():
+    from activerag.datasets import Example
+    from activerag.evaluate import score
+
+    ex = Example("q", "Who?", ["Denise Levertov"], kind="longbench", context="Passage 1: ...")
+    out = score(ex, "Denise Levertov was born earlier", [])
+    assert out["em"] == 0.0 and out["f1"] == pytest.approx(2 * (2 / 5) / (2 / 5 + 1))
+    assert score(ex, "denise levertov.", [])["em"] == 1.0

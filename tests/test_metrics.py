@@ -130,3 +130,12 @@ def test_rouge_l_counts_only_common_subsequences():
     assert rouge_l("w x", ["x"]) == pytest.approx(2 / 3)
     # LCS of "w x y" and "y w x" is "w x" (2): P = R = 2/3
     assert rouge_l("w x y", ["y w x"]) == pytest.approx(2 / 3)
+
+
+def test_longbench_qa_f1_gives_yes_no_partial_credit_and_takes_the_best_gold():
+    from activerag.metrics import qa_f1
+
+    assert qa_f1("Yes, both are.", ["yes"]) == pytest.approx(0.5)  # P 1/2, R 1
+    assert qa_f1("The Empire of Brazil", ["Argentina", "Empire of Brazil"]) == 1.0
+    assert qa_f1("Paris", ["Rome"]) == 0.0
+    assert qa_f1("", ["Rome"]) == 0.0
