@@ -43,7 +43,7 @@ def _fb_context(args: argparse.Namespace, settings: Settings) -> FBRagContext:
              if getattr(args, opt, None) is not None}
     if getattr(args, "answer_tokens", None) is not None:
         given["max_answer_tokens"] = args.answer_tokens
-    given.setdefault("store_dir", args.store_dir or str(settings.stores))
+    given.setdefault("store_dir", getattr(args, "store_dir", None) or str(settings.stores))
     return FBRagContext(**given)
 
 

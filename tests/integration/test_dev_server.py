@@ -64,7 +64,12 @@ async def test_dev_server_runs_flare(dev_server):
     registered = {a["graph_id"] for a in await client.assistants.search(limit=50)}
     assert registered == {"flare", "next_sentence", "previous_sentence", "previous_window",
                           "self_ask", "flare_instruct", "single", "no_retrieval", "replug",
-                          "flare_replug"}
+                          "flare_replug", "fb_rag", "long_context", "vanilla_rag", "op_rag",
+                          "self_route"}
+    fb_nodes = {n["id"] for n in (await client.assistants.get_graph("fb_rag"))["nodes"]}
+    assert {"prepare", "recall_retrieve", "sample", "rerank", "generate"} <= fb_nodes
+    route = await client.assistants.get_graph("self_route")
+    assert {"select", "generate", "long_context"} <= {n["id"] for n in route["nodes"]}
     graph = await client.assistants.get_graph("flare")
     nodes = {n["id"] for n in graph["nodes"]}
     assert {"draft", "confidence_gate", "formulate_query", "retrieve", "regenerate",
