@@ -8,10 +8,11 @@ import random
 import pytest
 
 from activerag import longctx
-from activerag.context import FBRagContext
+from activerag.context import FBRagContext, FlareContext
 from activerag.demo import DEMO_CORPUS, load_demo_questions
 from activerag.errors import LMServerUnreachable
 from activerag.graphs.fb_rag import build_baseline_graph, build_fb_rag_graph
+from activerag.graphs.methods import FB_RAG_GRAPHS, METHODS, method
 
 pytestmark = pytest.mark.integration
 
@@ -87,3 +88,17 @@ async def test_a_strong_server_that_is_down_is_named(vllm_url, row):
     with pytest.raises(LMServerUnreachable, match=f"strong reader at http://127.0.0.1:{port}"):
         await build_fb_rag_graph().ainvoke(
             {"question": row["question"], "context": row["context"]}, context=ctx)
+
+
+@pytest.mark.parametrize("name", [m for m in METHODS if METHODS[m][0] in FB_RAG_GRAPHS])
+async def test_each_method_answers_a_question_without_a_context_from_the_store(
+        name, vllm_url, strong_url, demo_store):
+    fb = FBRagContext(light_base_url=vllm_url, base_url=strong_url, samples=2, k=8,
+                      read_words=60, store_dir=str(demo_store))
+    graph, ctx = method(name, FlareContext(store_dir=str(demo_store)), fb)
+    question = load_demo_questions()[0]["question"]
+    out = await graph.ainvoke({"question": question}, context=ctx)
+    assert out["retrievals"] == 1 and len(out["retrieved_titles"]) == 8
+    assert out["chunks"] == 8 and out["answer"] is not None and out["lm_calls"] >= 1
+    if name == "fb_rag_fb":
+        assert (ctx.eta_b, ctx.eta_f) == (0.5, 0.5)

@@ -11,7 +11,7 @@ import pytest
 from activerag.context import FlareContext
 from activerag.demo import load_demo_questions
 from activerag.errors import ActiveRagError
-from activerag.graphs.methods import METHODS, method
+from activerag.graphs.methods import FB_RAG_GRAPHS, METHODS, method
 from activerag.metrics import find_answer
 from activerag.paper import shared_data
 from activerag.stores.corpus import Corpus
@@ -30,7 +30,8 @@ async def run(name, vllm_url, demo_store, question=QUESTIONS[4], **kwargs):
     return await graph.ainvoke({"question": question}, context=ctx)
 
 
-@pytest.mark.parametrize("name", [m for m in METHODS if not m.startswith("replug")])
+@pytest.mark.parametrize("name", [m for m in METHODS if not m.startswith("replug")
+                                  and METHODS[m][0] not in FB_RAG_GRAPHS])
 async def test_method_runs_on_the_real_server(name, vllm_url, demo_store):
     out = await run(name, vllm_url, demo_store)
     trace = out["trace"]
