@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from typing import Literal
 
+from activerag.server import CATALOGUE, CatalogueModel
+
 
 def _env(name: str, default: str) -> str:
     return os.environ.get(name, default)
@@ -145,6 +147,15 @@ class ReplugContext(ServingContext):
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
 
 
+def _served_here(model: CatalogueModel) -> str:
+    """The endpoint `activerag serve --model KEY` gives MODEL on this machine."""
+    return f"http://127.0.0.1:{model.port}/v1"
+
+
+_LIGHT, _STRONG = CATALOGUE["smollm2-135m"], CATALOGUE["gemma-3-270m"]
+"""FB-RAG's default light sampler and strong reader."""
+
+
 @dataclass(kw_only=True)
 class FBRagContext(ServingContext):
     """Settings of one FB-RAG run (Chawla et al. 2025) and of its baselines over the same
@@ -152,17 +163,17 @@ class FBRagContext(ServingContext):
     reads the best of them. base_url, model and prompt_format name the strong reader; light_*
     the light sampler. Sizes are in words, the paper's "(X→Y)"."""
 
-    base_url: str = _env("ACTIVERAG_STRONG_URL", "http://127.0.0.1:8775/v1")
+    base_url: str = _env("ACTIVERAG_STRONG_URL", _served_here(_STRONG))
     """The strong reader's endpoint (default: gemma-3-270m as `activerag serve --model
     gemma-3-270m` serves it)."""
-    prompt_format: Literal["chatml", "plain"] = "plain"
+    prompt_format: Literal["chatml", "plain"] = _STRONG.prompt_format
     """The strong reader's prompt layout (plain: Gemma 3 270M is a base model)."""
     light_base_url: str = _env("ACTIVERAG_LIGHT_URL",
-                               _env("ACTIVERAG_BASE_URL", "http://127.0.0.1:8765/v1"))
+                               _env("ACTIVERAG_BASE_URL", _served_here(_LIGHT)))
     """The light sampler's endpoint (default: SmolLM2-135M, `activerag serve`)."""
     light_model: str = ""
     """The light sampler's model name; empty: the one its server serves."""
-    light_prompt_format: Literal["chatml", "plain"] = "chatml"
+    light_prompt_format: Literal["chatml", "plain"] = _LIGHT.prompt_format
     """The light sampler's prompt layout (SmolLM2-Instruct: ChatML)."""
     max_answer_tokens: int = 32
     """The reader's answer budget (LongBench's for 2WikiMQA and HotpotQA)."""

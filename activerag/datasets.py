@@ -35,14 +35,16 @@ class Example:
     """Word spans of the gold paragraphs in `context` ([start, end))."""
 
 
-def _json(rel: str) -> Any:
+def shared_json(rel: str) -> Any:
+    """The JSON file REL of the shared data, or an error that says how to point at it."""
     path = shared_data() / rel
     if not path.exists():
         raise ActiveRagError(f"{path} is missing; set ACTIVERAG_DATA to the shared/data folder")
     return json.loads(path.read_text())
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The rows of a jsonl file (blank lines skipped; a bad line named by its number)."""
     if not path.exists():
         raise ActiveRagError(f"{path} does not exist")
     rows = []
@@ -57,18 +59,19 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 
 TWOWIKI_1000 = "2wikimultihopqa/gfmrag_style_2wikimultihopqa_test1000_TTS-project.json"
 TWOWIKI_500 = "2wikimultihopqa/tts_2wiki_dev_sampled500_columns.json"
+HOTPOT_SPLIT = "hotpotqa/rpt_hotpotqa_officialdev_split_{split}.jsonl"
 
 
 def twowiki() -> list[Example]:
     """2WikiMultihopQA dev, 1,000 questions with answer aliases and gold supporting titles."""
-    raw = _json(TWOWIKI_1000)
+    raw = shared_json(TWOWIKI_1000)
     return [Example(r["id"], r["question"], [r["answer"], *r.get("answer_aliases", [])],
                     list(r.get("supporting_facts", []))) for r in raw]
 
 
 def _twowiki1000_aliases() -> dict[str, list[str]]:
     """The answer aliases of the 1,000-question file by 2Wiki id."""
-    return {r["id"]: list(r.get("answer_aliases", [])) for r in _json(TWOWIKI_1000)}
+    return {r["id"]: list(r.get("answer_aliases", [])) for r in shared_json(TWOWIKI_1000)}
 
 
 def twowiki500() -> list[Example]:
@@ -80,7 +83,7 @@ def twowiki500() -> list[Example]:
     500 are, and 18 of those gain an answer that way (twowiki500_alias_counts); the others keep
     their single gold string.
     """
-    cols = _json(TWOWIKI_500)
+    cols = shared_json(TWOWIKI_500)
     assert isinstance(cols, dict)
     aliases = _twowiki1000_aliases()
     out = []
@@ -108,21 +111,21 @@ def twowiki500_alias_counts() -> dict[str, int]:
 
 def hotpotqa(split: str = "dev") -> list[Example]:
     """HotpotQA official dev (rpt splits: train 300, dev 300, test 500), gold titles."""
-    rows = _jsonl(shared_data() / f"hotpotqa/rpt_hotpotqa_officialdev_split_{split}.jsonl")
+    rows = read_jsonl(shared_data() / HOTPOT_SPLIT.format(split=split))
     return [Example(str(r["id"]), str(r["question"]), [str(r["answer"])],
                     sorted(set(r["supporting_facts"]["title"]))) for r in rows]
 
 
 def strategyqa() -> list[Example]:
     """StrategyQA dev: 229 yes/no questions."""
-    raw = _json("strategyqa/strategyqa_dev_eladsegal.json")
+    raw = shared_json("strategyqa/strategyqa_dev_eladsegal.json")
     return [Example(r["qid"], r["question"], ["yes" if r["answer"] else "no"], kind="yesno")
             for r in raw]
 
 
 def asqa() -> list[Example]:
     """ASQA dev: 948 ambiguous questions, short answers per interpretation, long answers."""
-    raw = _json("asqa/asqa_dev_agentic-disambiguation.json")
+    raw = shared_json("asqa/asqa_dev_agentic-disambiguation.json")
     return [Example(str(r["id"]), r["question"],
                     [a["long_answer"] for a in r.get("annotations", []) if a.get("long_answer")],
                     kind="long", short_answers=[p["short_answers"] for p in r["qa_pairs"]])
@@ -131,7 +134,7 @@ def asqa() -> list[Example]:
 
 def nq() -> list[Example]:
     """NQ-open dev."""
-    rows = _jsonl(shared_data() / "nq/NQ-open.dev.jsonl")
+    rows = read_jsonl(shared_data() / "nq/NQ-open.dev.jsonl")
     return [Example(f"nq-{i}", str(r["question"]), list(r["answer"]))
             for i, r in enumerate(rows)]
 
@@ -158,7 +161,7 @@ def user_jsonl(path: Path) -> list[Example]:
     LongBench's rows (input, context, answers, _id; `activerag longctx build` adds gold_titles
     and gold_spans)."""
     out = []
-    for n, r in enumerate(_jsonl(path), 1):
+    for n, r in enumerate(read_jsonl(path), 1):
         if "question" not in r and "input" in r:
             out.append(_longbench_row(r, f"{path}:{n}"))
             continue

@@ -77,15 +77,13 @@ def long_context_fields(example: Example, out: dict[str, Any]) -> dict[str, Any]
     the time per stage, the words read, and the share of gold paragraphs the reader saw."""
     if "selected_spans" not in out:
         return {}
-    from activerag.nodes.fb_rag_logic import Chunk, gold_recall
+    from activerag.nodes.fb_rag_logic import gold_recall
 
     spans = out["selected_spans"]
-    chunks = [Chunk(i, "", a, b) for i, (a, b) in enumerate(spans)]
     return {"route": out.get("route", ""), "stage_seconds": out.get("stage_seconds", {}),
             "words_read": sum(b - a for a, b in spans),
             "truncated_tokens": out.get("truncated_tokens", 0),
-            "gold_chunk_recall": gold_recall(chunks, list(range(len(chunks))),
-                                             example.gold_spans)}
+            "gold_chunk_recall": gold_recall(spans, example.gold_spans)}
 
 
 def row_of(name: str, example: Example, out: dict[str, Any], seconds: float) -> dict[str, Any]:

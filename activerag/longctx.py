@@ -19,12 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from activerag.datasets import shared_data
+from activerag.datasets import HOTPOT_SPLIT, TWOWIKI_500, read_jsonl, shared_data, shared_json
 from activerag.errors import ActiveRagError
 
 UNION_CORPUS = "corpus/union_wiki_paragraphs_dpr_format.tsv"
-TWOWIKI_500 = "2wikimultihopqa/tts_2wiki_dev_sampled500_columns.json"
-HOTPOT_TEST = "hotpotqa/rpt_hotpotqa_officialdev_split_test.jsonl"
 SOURCES = ("2wiki500", "hotpotqa")
 
 Paragraph = tuple[str, str]
@@ -81,20 +79,14 @@ def pad(own: Sequence[Paragraph], pool: Sequence[Paragraph], words: int,
 def _own_paragraphs(source: str) -> list[dict[str, Any]]:
     """The questions of SOURCE with their own paragraphs and gold titles."""
     if source == "2wiki500":
-        path = shared_data() / TWOWIKI_500
-        if not path.exists():
-            raise ActiveRagError(f"{path} is missing; set ACTIVERAG_DATA to the shared data")
-        cols = json.loads(path.read_text())
+        cols = shared_json(TWOWIKI_500)
         return [{"_id": str(cols["_1"][k]), "input": cols["question"][k],
                  "answers": [cols["answer"][k]],
                  "paragraphs": [(t, " ".join(s)) for t, s in cols["context"][k]],
                  "gold_titles": sorted({t for t, _ in cols["supporting_facts"][k]})}
                 for k in cols["question"]]
     if source == "hotpotqa":
-        path = shared_data() / HOTPOT_TEST
-        if not path.exists():
-            raise ActiveRagError(f"{path} is missing; set ACTIVERAG_DATA to the shared data")
-        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        rows = read_jsonl(shared_data() / HOTPOT_SPLIT.format(split="test"))
         return [{"_id": str(r["id"]), "input": r["question"], "answers": [r["answer"]],
                  "paragraphs": [(t, "".join(s)) for t, s in
                                 zip(r["context"]["title"], r["context"]["sentences"],

@@ -36,6 +36,7 @@ from activerag.datasets import Example, hotpotqa, twowiki, twowiki500
 from activerag.demo import load_demo_questions
 from activerag.errors import ActiveRagError
 from activerag.metrics import normalize
+from activerag.stores.chroma import unit_vectors
 
 TEACHER_PROMPTS = {"qa": "{passage}\n\nQuestion: {question}\nAnswer:",
                    "lm": "{passage}\n\n{question}"}
@@ -340,13 +341,6 @@ class PassageIndex:
         return np.stack([self.vectors[self.row[i]] for i in ids])
 
 
-def _encode_passages(model: Any, texts: list[str], progress: bool) -> Any:
-    import numpy as np
-
-    return np.asarray(model.encode(texts, batch_size=64, normalize_embeddings=True,
-                                   show_progress_bar=progress), np.float32)
-
-
 def _save_encoder(model: Any, out: Path, meta: dict[str, Any]) -> None:
     model.save(str(out))
     (out / "lsr.json").write_text(json.dumps(meta, indent=1))
@@ -379,8 +373,7 @@ class Trainer:
     def _retrieve(self, model: Any, examples: list[Example]) -> list[Retrieved]:
         import numpy as np
 
-        vectors = np.asarray(model.encode([e.question for e in examples], batch_size=64,
-                                          normalize_embeddings=True, show_progress_bar=False))
+        vectors = unit_vectors(model, [e.question for e in examples])
         lm_task = self.config.task == "lm"
         depth = self.config.k + (20 if lm_task else 0)
         out = []
@@ -585,8 +578,8 @@ class Trainer:
         else:
             print(f"re-embedding {len(self._base.docs)} passages at step {step}", file=sys.stderr)
             model.eval()
-            vectors = _encode_passages(model, [d.page_content for d in self._base.docs],
-                                       self.progress)
+            vectors = unit_vectors(model, [d.page_content for d in self._base.docs],
+                                   self.progress)
             with open(path.with_suffix(".tmp"), "wb") as f:
                 np.save(f, vectors)
             path.with_suffix(".tmp").replace(path)
@@ -600,8 +593,7 @@ class Trainer:
         print(f"re-embedding {len(self._base.docs)} passages with the trained tower",
               file=sys.stderr)
         model.eval()
-        vectors = _encode_passages(model, [d.page_content for d in self._base.docs],
-                                   self.progress)
+        vectors = unit_vectors(model, [d.page_content for d in self._base.docs], self.progress)
         store = ChromaStore(self.out / INDEX_FOLDER)
         if len(store):  # written by an earlier run of the same command: write it again whole
             store.client.delete_collection(store.collection.name)

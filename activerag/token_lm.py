@@ -91,6 +91,12 @@ class TokenLM(Protocol):
         ...
 
 
+async def context_window_of(lm: object) -> int | None:
+    """LM's context length where it can say (VLLMTokens asks the server); None otherwise."""
+    ask = getattr(lm, "context_window", None)
+    return await ask() if ask is not None else None
+
+
 def _token_id(key: str) -> int:
     if not key.startswith(_ID_PREFIX):
         raise ActiveRagError(f"the server returned token {key!r}, not an id; it must honour "

@@ -28,7 +28,7 @@ from activerag.nodes.fb_rag_logic import Chunk
 from activerag.nodes.parts import Parts, _lm
 from activerag.nodes.prompts import PromptFormat, render
 from activerag.state import ChunkInfo, FBRagState
-from activerag.token_lm import Sampler, TokenLM, VLLMTokens
+from activerag.token_lm import Sampler, Samples, TokenLM, VLLMTokens, context_window_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -92,6 +92,12 @@ def _chunks(state: FBRagState) -> list[Chunk]:
     return [Chunk(c["index"], c["text"], c["start"], c["end"]) for c in state["chunk_list"]]
 
 
+def _reading(chunks: list[Chunk], picked: list[int]) -> Update:
+    """The update that names the chunks the reader reads, in its order, with their spans."""
+    return {"selected": picked, "selected_spans": [(chunks[i].start, chunks[i].end)
+                                                   for i in picked]}
+
+
 def timed(name: str, body: Callable[..., Awaitable[Update]]) -> Callable[..., Awaitable[Update]]:
     """A node that runs BODY, adds its wall time to stage_seconds and streams the stage."""
 
@@ -117,8 +123,7 @@ without them."""
 async def fit(lm: TokenLM, prompt: str, reserve: int, who: str) -> tuple[str, int]:
     """PROMPT cut in the middle, as LongBench does, to leave RESERVE tokens of LM's context
     window for the output; the prompt and how many tokens were cut (0: it fit)."""
-    window_of = getattr(lm, "context_window", None)
-    window = await window_of() if window_of is not None else None
+    window = await context_window_of(lm)
     if not window:
         return prompt, 0
     room = window - reserve - SPECIAL_TOKENS
@@ -219,17 +224,10 @@ def make_sample(parts: FBParts) -> Callable[..., Awaitable[Update]]:
         """Stage II: the light LM reads the question and the stage I chunks (in the context's
         order) and writes K rationales with answers."""
         ctx = runtime.context
-        light: Sampler = await named(parts.light_for(ctx), "light sampler", ctx.light_base_url)
         prompt = reader_prompt(state["question"],
                                fb.join_chunks(_chunks(state), state["recall"]),
                                ctx.light_prompt_format, SAMPLE)
-        prompt, cut = await named(fit(light, prompt, ctx.sample_tokens, "light LM"),  # type: ignore[arg-type]
-                                  "light sampler", ctx.light_base_url)
-        out = await named(light.sample(prompt, ctx.samples, ctx.sample_tokens,
-                                       temperature=ctx.temperature, top_p=ctx.top_p,
-                                       top_k=ctx.top_k, seed=ctx.seed,
-                                       separate=ctx.separate_requests),
-                          "light sampler", ctx.light_base_url)
+        out, cut = await named(draw(parts, ctx, prompt), "light sampler", ctx.light_base_url)
         if len(out.texts) != ctx.samples:
             raise ActiveRagError(f"the light LM returned {len(out.texts)} samples, not "
                                  f"{ctx.samples}; does its server honour n?")
@@ -238,6 +236,16 @@ def make_sample(parts: FBParts) -> Callable[..., Awaitable[Update]]:
                 "truncated_tokens": cut}
 
     return timed("sample", sample)
+
+
+async def draw(parts: FBParts, ctx: FBRagContext, prompt: str) -> tuple[Samples, int]:
+    """The light LM's K samples of PROMPT (cut in the middle if it must be), and the tokens cut."""
+    light: Sampler = await parts.light_for(ctx)
+    prompt, cut = await fit(light, prompt, ctx.sample_tokens, "light LM")  # type: ignore[arg-type]
+    out = await light.sample(prompt, ctx.samples, ctx.sample_tokens, temperature=ctx.temperature,
+                             top_p=ctx.top_p, top_k=ctx.top_k, seed=ctx.seed,
+                             separate=ctx.separate_requests)
+    return out, cut
 
 
 async def _rerank(state: FBRagState, runtime: Runtime[FBRagContext]) -> Update:
@@ -249,8 +257,7 @@ async def _rerank(state: FBRagState, runtime: Runtime[FBRagContext]) -> Update:
     forward = fb.forward_scores(fb.bm25_scores(chunks, state["samples"]))
     scores = fb.combine(state["question_scores"], forward, ctx.eta_b, ctx.eta_f, ctx.scale)
     picked = sorted(fb.within_budget(fb.ranking(scores), chunks, ctx.read_words))
-    return {"scores": scores, "selected": picked,
-            "selected_spans": [(chunks[i].start, chunks[i].end) for i in picked]}
+    return {"scores": scores, **_reading(chunks, picked)}
 
 
 rerank = timed("rerank", _rerank)
@@ -265,8 +272,7 @@ def make_select(order: Literal["original", "score"]) -> Callable[..., Awaitable[
                                   runtime.context.read_words)
         if order == "original":
             picked = sorted(picked)
-        return {"scores": state["question_scores"], "selected": picked,
-                "selected_spans": [(chunks[i].start, chunks[i].end) for i in picked]}
+        return {"scores": state["question_scores"], **_reading(chunks, picked)}
 
     return timed("select", select)
 
@@ -274,14 +280,18 @@ def make_select(order: Literal["original", "score"]) -> Callable[..., Awaitable[
 async def read(parts: FBParts, ctx: FBRagContext, question: str, passages: str,
                instruction: str = READ) -> Update:
     """The strong LM's answer from PASSAGES, the prompt cut in the middle if it must be."""
-    who = "strong reader"
-    lm = await named(parts.strong.lm_for(ctx), who, ctx.base_url)
-    tokens = await named(parts.strong.token_lm_for(ctx), who, ctx.base_url)
-    prompt, cut = await named(fit(tokens, reader_prompt(question, passages, ctx.prompt_format,
-                                                        instruction),
-                                  ctx.max_answer_tokens, "strong LM"), who, ctx.base_url)
-    gen = await named(lm.generate(prompt, max_tokens=ctx.max_answer_tokens, stop=ANSWER_STOPS),
-                      who, ctx.base_url)
+    return await named(_read(parts, ctx, question, passages, instruction), "strong reader",
+                       ctx.base_url)
+
+
+async def _read(parts: FBParts, ctx: FBRagContext, question: str, passages: str,
+                instruction: str) -> Update:
+    lm = await parts.strong.lm_for(ctx)
+    tokens = await parts.strong.token_lm_for(ctx)
+    prompt, cut = await fit(tokens, reader_prompt(question, passages, ctx.prompt_format,
+                                                  instruction),
+                            ctx.max_answer_tokens, "strong LM")
+    gen = await lm.generate(prompt, max_tokens=ctx.max_answer_tokens, stop=ANSWER_STOPS)
     return {"answer": first_line(gen.text), "lm_calls": 1, "prompt_tokens": gen.prompt_tokens,
             "generated_tokens": gen.generated_tokens, "truncated_tokens": cut}
 
@@ -301,10 +311,8 @@ def make_long_context(parts: FBParts) -> Callable[..., Awaitable[Update]]:
     async def long_context(state: FBRagState, runtime: Runtime[FBRagContext]) -> Update:
         """The strong LM reads the whole context (LongBench: cut in the middle to fit)."""
         chunks = _chunks(state)
-        every = list(range(len(chunks)))
         return {**await read(parts, runtime.context, state["question"], state["context"]),
-                "route": "long_context", "selected": every,
-                "selected_spans": [(c.start, c.end) for c in chunks]}
+                "route": "long_context", **_reading(chunks, list(range(len(chunks))))}
 
     return timed("long_context", long_context)
 

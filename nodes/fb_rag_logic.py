@@ -136,11 +136,11 @@ def truncate_middle(ids: Sequence[int], limit: int) -> tuple[list[int], int]:
     return [*ids[:half], *ids[len(ids) - (limit - half):]], len(ids) - limit
 
 
-def gold_recall(chunks: Sequence[Chunk], picked: Sequence[int],
+def gold_recall(spans: Sequence[tuple[int, int]],
                 gold: Sequence[tuple[int, int]]) -> float | None:
-    """Share of the GOLD word spans that some picked chunk overlaps (None: no gold known)."""
+    """Share of the GOLD word spans that some span read ([start, end) words) overlaps (None: no
+    gold known)."""
     if not gold:
         return None
-    spans = [(chunks[i].start, chunks[i].end) for i in picked]
     hit = sum(1 for g0, g1 in gold if any(s < g1 and g0 < e for s, e in spans))
     return hit / len(gold)

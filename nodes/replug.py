@@ -40,7 +40,7 @@ from activerag.nodes.replug_logic import (
     vote,
 )
 from activerag.state import COUNTERS, FlareState, ReplugState, ReplugTrace
-from activerag.token_lm import Steps, TokenLM
+from activerag.token_lm import Steps, TokenLM, context_window_of
 
 Update = dict[str, Any]
 log = logging.getLogger(__name__)
@@ -112,8 +112,7 @@ async def fit_documents(lm: TokenLM, docs: Sequence[Document],
     tokens of the served context for the answer cut to fit (its head kept), and a note per cut.
     """
     prompts = list(await asyncio.gather(*[lm.tokenize(prompt_of(d)) for d in docs]))
-    window_of = getattr(lm, "context_window", None)
-    window = await window_of() if window_of is not None else None
+    window = await context_window_of(lm)
     if not window:
         return list(docs), prompts, []
     room = window - reserve

