@@ -11,13 +11,16 @@ import hashlib
 import json
 import sqlite3
 import threading
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from activerag.lm import LM, CutFn, Generation, Token
+from activerag.token_lm import Samples
 
 _active: Path | None = None
+_samples: Path | None = None
 # Bumped whenever a stored Generation would mean something else (2: `complete` was added).
 CACHE_FORMAT = 2
 
@@ -33,16 +36,93 @@ def active() -> Path | None:
     return _active
 
 
+def enable_samples(path: Path) -> None:
+    """Remember FB-RAG's light samples at PATH (`enable` does too, with every generation)."""
+    global _samples
+    _samples = path
+
+
+def samples_active() -> Path | None:
+    """Where FB-RAG's light samples are remembered, if anywhere."""
+    return _samples or _active
+
+
+class _Table:
+    """One SQLite table of JSON values by key, safe to share between threads."""
+
+    def __init__(self, path: Path, table: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, check_same_thread=False)
+        self._table = table
+        self._db.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT)")
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Any:
+        with self._lock:
+            row = self._db.execute(f"SELECT value FROM {self._table} WHERE key = ?",
+                                   (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._db.execute(f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?)",
+                             (key, json.dumps(value)))
+            self._db.commit()
+
+
+def _digest(**fields: Any) -> str:
+    return hashlib.sha256(json.dumps({"format": CACHE_FORMAT, **fields}, sort_keys=True,
+                                     default=str).encode()).hexdigest()
+
+
+class CachedSampler:
+    """FB-RAG's light sampler with its draws remembered by prompt and sampling settings.
+
+    Unseeded samples are independent draws, so a request for N is served by the first N of a
+    remembered draw of at least N: a sweep over K = 1..5 reuses one K = 5 draw, and methods
+    that differ only after stage II (Ours-F, Ours-FB, Y) read the same samples. A seeded
+    request is only served by the identical request. The Samples served carry the wall time
+    of the draw that made them (`drawn_seconds`)."""
+
+    def __init__(self, sampler: Any, path: Path) -> None:
+        self.sampler = sampler
+        self.model = sampler.model
+        self._table = _Table(path, "samples")
+        self.hits = 0
+
+    def __getattr__(self, name: str) -> Any:  # tokenize, detokenize, context_window
+        return getattr(self.sampler, name)
+
+    async def sample(self, prompt: str, n: int, max_tokens: int, *, temperature: float,
+                     top_p: float, top_k: int, seed: int | None,
+                     separate: bool = False) -> Samples:
+        exact = {"n": n, "separate": separate} if seed is not None else {}
+        key = _digest(model=self.model, prompt=prompt, max_tokens=max_tokens,
+                      temperature=temperature, top_p=top_p, top_k=top_k, seed=seed, **exact)
+        found = await asyncio.to_thread(self._table.get, key)
+        if found is not None and len(found["texts"]) >= n:
+            self.hits += 1
+            share = n / len(found["texts"])
+            return Samples(found["texts"][:n], found["prompt_tokens"],
+                           round(found["generated_tokens"] * share), found["requests"],
+                           found["seconds"])
+        start = time.perf_counter()
+        out = await self.sampler.sample(prompt, n, max_tokens, temperature=temperature,
+                                        top_p=top_p, top_k=top_k, seed=seed, separate=separate)
+        value = {"texts": out.texts, "prompt_tokens": out.prompt_tokens,
+                 "generated_tokens": out.generated_tokens, "requests": out.requests,
+                 "seconds": time.perf_counter() - start}
+        await asyncio.to_thread(self._table.put, key, value)
+        return out
+
+
 class CachedLM:
     """An LM whose generations are remembered by request."""
 
     def __init__(self, lm: LM, path: Path) -> None:
         self.lm = lm
         self.model = lm.model
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False)
-        self._db.execute("CREATE TABLE IF NOT EXISTS gen (key TEXT PRIMARY KEY, value TEXT)")
-        self._lock = threading.Lock()
+        self._table = _Table(path, "gen")
         self.hits = 0
 
     def _key(self, prompt: str, **params: Any) -> str:
@@ -52,32 +132,22 @@ class CachedLM:
         own = getattr(cut, "fingerprint", None)
         params["cut"] = own if isinstance(own, str) else getattr(
             getattr(cut, "__self__", None), "fingerprint", repr(cut))
-        blob = json.dumps({"model": self.model, "prompt": prompt, "format": CACHE_FORMAT,
-                           **params}, sort_keys=True,
-                          default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()
+        return _digest(model=self.model, prompt=prompt, **params)
 
     async def generate(self, prompt: str, *, max_tokens: int, cut: CutFn | None = None,
                        stop: list[str] | None = None,
                        logit_bias: dict[int, float] | None = None) -> Generation:
         key = self._key(prompt, max_tokens=max_tokens, cut=cut, stop=stop, logit_bias=logit_bias)
-        with self._lock:
-            row = self._db.execute("SELECT value FROM gen WHERE key = ?", (key,)).fetchone()
-        if row is not None:
+        data = await asyncio.to_thread(self._table.get, key)
+        if data is not None:
             self.hits += 1
-            data = json.loads(row[0])
             data["tokens"] = [Token(**t) for t in data["tokens"]]
             return Generation(**data, prompt=prompt)
         gen = await self.lm.generate(prompt, max_tokens=max_tokens, cut=cut, stop=stop,
                                      logit_bias=logit_bias)
         value = {k: v for k, v in asdict(gen).items() if k != "prompt"}
-        await asyncio.to_thread(self._store, key, json.dumps(value))
+        await asyncio.to_thread(self._table.put, key, value)
         return gen
-
-    def _store(self, key: str, value: str) -> None:
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO gen VALUES (?, ?)", (key, value))
-            self._db.commit()
 
     async def token_ids(self, text: str) -> list[int]:
         return await self.lm.token_ids(text)

@@ -206,6 +206,10 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
         from activerag import cache
 
         cache.enable(settings.home / "lm-cache.sqlite")
+    if args.cache_samples:
+        from activerag import cache
+
+        cache.enable_samples(settings.home / "lm-cache.sqlite")
     examples = load_dataset(args.dataset, args.n)
     run_dir = Path(args.run or f"runs/{args.dataset.replace('/', '_')}-{'-'.join(methods)}")
     runs = evaluate.method_runs(methods, _context(args, settings), _fb_context(args, settings))
@@ -396,6 +400,10 @@ def parser() -> argparse.ArgumentParser:
                                  "running into an existing one resumes it")
     e.add_argument("--cache", action="store_true",
                    help="serve identical LM requests from a cache under ACTIVERAG_HOME")
+    e.add_argument("--cache-samples", action="store_true",
+                   help="FB-RAG: remember the light LM's samples under ACTIVERAG_HOME, so that "
+                        "methods that differ after stage II (Ours-F/FB, Y, K up to the K drawn) "
+                        "read the same ones; the strong reader is still asked")
     e.add_argument("--rescore", metavar="RUN", help="recompute the metrics of a run folder")
     _add_fb_options(e)
     _add_run_options(e)

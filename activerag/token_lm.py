@@ -58,6 +58,8 @@ class Samples:
     prompt_tokens: int
     generated_tokens: int
     requests: int
+    drawn_seconds: float | None = None
+    """Set when the samples come from a cache: the wall time of the draw that made them."""
 
 
 class Sampler(Protocol):

@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeVar
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
+from activerag import cache
 from activerag.context import FBRagContext
 from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
 from activerag.nodes import fb_rag_logic as fb
@@ -84,7 +85,11 @@ class FBParts:
         if key not in self.strong.memo:
             model = ctx.light_model or (await asyncio.to_thread(
                 _lm, ctx.light_base_url, "", None)).model
-            self.strong.memo.setdefault(key, VLLMTokens(ctx.light_base_url, model))
+            light: Any = VLLMTokens(ctx.light_base_url, model)
+            cache_file = cache.samples_active()
+            if cache_file is not None:
+                light = cache.CachedSampler(light, cache_file)
+            self.strong.memo.setdefault(key, light)
         return self.strong.memo[key]
 
 
@@ -108,7 +113,7 @@ def timed(name: str, body: Callable[..., Awaitable[Update]]) -> Callable[..., Aw
         shown = {k: v for k, v in update.items() if k in (
             "recall", "samples", "selected", "answer", "route", "chunks", "truncated_tokens")}
         get_stream_writer()({"stage": {"name": name, "seconds": round(seconds, 4), **shown}})
-        return {**update, "stage_seconds": {name: seconds}}
+        return {**update, "stage_seconds": {**update.get("stage_seconds", {}), name: seconds}}
 
     node.__name__ = name
     node.__doc__ = body.__doc__
@@ -231,9 +236,11 @@ def make_sample(parts: FBParts) -> Callable[..., Awaitable[Update]]:
         if len(out.texts) != ctx.samples:
             raise ActiveRagError(f"the light LM returned {len(out.texts)} samples, not "
                                  f"{ctx.samples}; does its server honour n?")
+        drawn = {} if out.drawn_seconds is None else {
+            "stage_seconds": {"sample_drawn": out.drawn_seconds}}
         return {"samples": out.texts, "lm_calls": out.requests,
                 "prompt_tokens": out.prompt_tokens, "generated_tokens": out.generated_tokens,
-                "truncated_tokens": cut}
+                "truncated_tokens": cut, **drawn}
 
     return timed("sample", sample)
 
