@@ -64,7 +64,8 @@ def _add_fb_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--separate-requests", action=argparse.BooleanOptionalAction,
                    help="K requests instead of one with n=K")
     g.add_argument("--fb-scale", choices=["raw", "minmax"], help="Eq. 6's scale (fb_rag_fb)")
-    g.add_argument("--seed", type=int, help="sampling seed (default 0)")
+    g.add_argument("--seed", type=int, help="sampling seed (default none: CPU vLLM crashes on "
+                   "a seeded request whose prompt is prefilled in chunks)")
     g.add_argument("--answer-tokens", type=int, help="the reader's answer budget (default 32)")
 
 

@@ -34,3 +34,15 @@ def test_replug_notebook_runs(vllm_url, tmp_path, monkeypatch):
     assert "certified" in outputs and "docs (λ)" in outputs
     assert outputs.count("λ=") == 4
     assert "the ensemble writes" in outputs
+
+
+def test_fb_rag_notebook_runs(vllm_url, strong_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("ACTIVERAG_LIGHT_URL", vllm_url)
+    monkeypatch.setenv("ACTIVERAG_STRONG_URL", strong_url)
+    outputs = executed_outputs("fb_rag.ipynb", vllm_url, tmp_path, monkeypatch)
+    assert f"light {vllm_url}, strong {strong_url}" in outputs
+    for stage in ("prepare", "recall_retrieve", "sample", "rerank", "generate"):
+        assert f"{stage:>16}: " in outputs
+    assert "stage I read" in outputs and outputs.count("\n  - ") == 3  # three samples
+    assert "forward  gold  read" in outputs and "(gold)" in outputs
+    assert "fb_rag: reads chunks" in outputs and "op_rag: reads chunks" in outputs
