@@ -76,11 +76,13 @@ python benchmarks/replug_lm.py --store "$STORE" --n 24 --concurrency 4 --out run
   --dense --query-encoder runs/lsr-2wiki-lm
 # The peer, one question at a time.
 python benchmarks/flarechain_compare.py --store "$STORE" --n 20 --out runs/flarechain
-# FB-RAG (issue #9, in progress): SmolLM2 samples, Gemma 3 270M reads; a smoke run of three
-# methods on 10 HotpotQA questions padded to 1,500 words (not a result: n=10).
+# FB-RAG (issue #9): SmolLM2 samples, Gemma 3 270M reads. The smoke run (10 questions) first,
+# then the tables: main (both datasets, Y = 500 and 1000), K = 1..5, light model, ceilings, cost.
 activerag serve --model gemma-3-270m
 activerag longctx build --dataset hotpotqa --words 1500 --n 100
 activerag eval --dataset "$HOME/.cache/activerag/longctx/hotpotqa-1500w.jsonl" --n 10 \
   --concurrency 2 --methods fb_rag,op_rag,long_context --run runs/fbrag-smoke-hotpot1500-n10
+results/fbrag.sh
+results/fbrag_extra.sh
 # Copy the summaries (no per-example outputs: they hold the datasets' questions) into results/.
 python results/collect.py

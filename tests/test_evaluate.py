@@ -285,3 +285,15 @@ def test_a_longbench_row_is_scored_on_its_whole_answer_with_qa_f1():
     out = score(ex, "Denise Levertov was born earlier", [])
     assert out["em"] == 0.0 and out["f1"] == pytest.approx(2 * (2 / 5) / (2 / 5 + 1))
     assert score(ex, "denise levertov.", [])["em"] == 1.0
+
+
+def test_latency_counts_cached_samples_at_what_their_draw_took():
+    live = {**row("fb", "q0", 1.0), "seconds": 10.0,
+            "stage_seconds": {"sample": 8.0, "generate": 2.0}}
+    cached = {**row("fb", "q1", 1.0), "seconds": 2.5,
+              "stage_seconds": {"sample": 0.5, "sample_drawn": 9.0, "generate": 2.0}}
+    s = summarise([live, cached])
+    assert s["seconds_per_question"] == 6.25
+    assert s["latency_seconds"] == (10.0 + 11.0) / 2
+    assert s["stage_seconds"]["sample_drawn"] == 4.5
+    assert "latency_seconds" not in summarise([row("a", "q0", 1.0)])  # not a long-context run
