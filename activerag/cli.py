@@ -9,6 +9,7 @@ import os
 import sys
 from dataclasses import fields
 from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 from activerag.context import FBRagContext, FlareContext
@@ -127,8 +128,7 @@ async def _answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any
             raise ActiveRagError(f"the context file {path} does not exist")
         given["context"] = path.read_text()
     final: dict[str, Any] = {}
-    async for mode, chunk in graph.astream(given, context=ctx,
-                                           stream_mode=["custom", "values"]):
+    async for mode, chunk in _stream(args, settings, graph, given, ctx):
         if mode == "custom" and args.trace and not args.json:
             if "stage" in chunk:
                 print(format_stage(chunk["stage"]))
@@ -147,6 +147,21 @@ async def _answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any
                 _print_trace(step)
         print(final.get("answer", "").strip())
     return final
+
+
+async def _stream(args: argparse.Namespace, settings: Settings, graph: Any, given: dict[str, Any],
+                  ctx: Any) -> AsyncIterator[tuple[str, Any]]:
+    """The run's stream: checkpointed on disk under --thread, else in memory only."""
+    if not getattr(args, "thread", None):
+        async for item in graph.astream(given, context=ctx, stream_mode=["custom", "values"]):
+            yield item
+        return
+    from activerag import durable
+
+    path = Path(args.checkpoints) if args.checkpoints else settings.home / "threads.sqlite"
+    async with durable.checkpoints(path) as saver:
+        async for item in durable.stream(graph, given, ctx, saver, args.thread):
+            yield item
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -387,6 +402,10 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--json", action="store_true", help="machine-readable output")
     a.add_argument("--context-file", help="the question's own long context (FB-RAG and its "
                                            "baselines; without it they retrieve from the store)")
+    a.add_argument("--thread", help="checkpoint the run on disk under this name: a run killed "
+                                    "midway and asked again goes on from its last step")
+    a.add_argument("--checkpoints", help="the checkpoint file of --thread (default "
+                                         "ACTIVERAG_HOME/threads.sqlite)")
     _add_run_options(a)
     _add_fb_options(a)
     a.set_defaults(func=lambda args, st: asyncio.run(_ask(args, st)))

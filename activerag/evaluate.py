@@ -20,6 +20,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from activerag import durable
 from activerag.context import FBRagContext, FlareContext, ServingContext
 from activerag.datasets import Example, load_dataset
 from activerag.errors import ActiveRagError
@@ -177,6 +178,10 @@ def summarise_methods(rows: list[dict[str, Any]], methods: list[str]) -> dict[st
         if by_method[m] and by_method[first]:
             out[m]["vs_first"] = versus(by_method[m], by_method[first], first)
     return out
+
+
+CHECKPOINTS = "checkpoints.sqlite"
+"""The run folder's checkpoints of the questions under way (each dropped once its row is kept)."""
 
 
 class Run:
@@ -384,22 +389,26 @@ async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, ServingCon
     bar = tqdm(total=len(methods) * len(examples), initial=len(done), desc="eval",
                disable=not progress, file=sys.stderr)
 
-    async def one(name: str, ex: Example) -> None:
+    async def one(name: str, ex: Example, saver: Any) -> None:
         graph, ctx = runs[name]
         async with sem:
             start = time.perf_counter()
             given = {"question": ex.question, **({"context": ex.context} if ex.context else {})}
-            out = await graph.ainvoke(given, context=ctx)
+            # checkpointed after every step: a question killed midway goes on from there
+            thread = f"{name}/{ex.id}"
+            out = await durable.final(graph, given, ctx, saver, thread)
             run.append(row_of(name, ex, out, time.perf_counter() - start))
+            await durable.forget(saver, thread)
             bar.update(1)
 
     before = vllm_counters(metrics_url) if metrics_url else {}
     start = time.perf_counter()
     try:
         # A failure cancels the rest: nothing runs on behind the error to race a resume.
-        async with asyncio.TaskGroup() as group:
+        async with durable.checkpoints(run.path / CHECKPOINTS) as saver, \
+                asyncio.TaskGroup() as group:
             for m, ex in todo:
-                group.create_task(one(m, ex))
+                group.create_task(one(m, ex, saver))
     except BaseExceptionGroup as group_error:
         raise group_error.exceptions[0] from group_error
     finally:

@@ -1,0 +1,92 @@
+"""Checkpointed runs (activerag.durable) with a scripted LM: a run that dies midway goes on from
+its last step on the same thread, a finished one is given back without running, an unfinished
+run of another question is refused."""
+
+import pytest
+from scripted import ScriptedLM, ends, sentence
+from test_graph_routing import QUESTION, graph
+
+from activerag import durable
+from activerag.context import FlareContext
+from activerag.errors import ActiveRagError
+
+CTX = FlareContext(theta=0.5, max_sentences=3)
+
+
+class Killed(Exception):
+    """Stands for the process dying: nothing after it runs."""
+
+
+class DiesAfter(ScriptedLM):
+    """A scripted LM whose process 'dies' (raises) at request number `at`, once."""
+
+    def __init__(self, replies, at):
+        super().__init__(replies)
+        self.at = at
+
+    async def generate(self, prompt, **kw):
+        if len(self.prompts) == self.at:
+            self.at = -1
+            raise Killed
+        return await super().generate(prompt, **kw)
+
+
+def script():
+    return [sentence("Alpha Beta was born in Kelmor. It", prob=0.9),
+            sentence(" Kelmor lies on a river. It", prob=0.9), ends(" So the answer is Kelmor.")]
+
+
+async def test_a_run_that_died_goes_on_from_its_last_step(tmp_path):
+    lm = DiesAfter(script(), at=2)
+    async with durable.checkpoints(tmp_path / "c.sqlite") as saver:
+        with pytest.raises(Killed):
+            await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t")
+        assert len(lm.prompts) == 2
+    async with durable.checkpoints(tmp_path / "c.sqlite") as saver:  # a new process
+        out = await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t")
+    # the third sentence was the only one asked for again: two were accepted before the kill
+    assert len(lm.prompts) == 3
+    assert [s["sentence"] for s in out["trace"]] == [
+        "Alpha Beta was born in Kelmor.", "Kelmor lies on a river.", "So the answer is Kelmor."]
+    assert out["lm_calls"] == 3
+
+
+async def test_a_finished_thread_gives_its_answer_without_running(tmp_path):
+    lm = ScriptedLM(script())
+    async with durable.checkpoints(tmp_path / "c.sqlite") as saver:
+        first = await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t")
+        again = await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t")
+        assert again["answer"] == first["answer"] and len(lm.prompts) == 3
+        await durable.forget(saver, "t")
+        with pytest.raises(AssertionError, match="no reply left"):  # forgotten: it runs again
+            await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t")
+
+
+async def test_an_unfinished_thread_refuses_another_question(tmp_path):
+    lm = DiesAfter(script(), at=1)
+    async with durable.checkpoints(tmp_path / "c.sqlite") as saver:
+        with pytest.raises(Killed):
+            await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t")
+        with pytest.raises(ActiveRagError, match="unfinished run of another question"):
+            await durable.final(graph(lm), {"question": "Who?"}, CTX, saver, "t")
+        out = await durable.final(graph(lm), {"question": "Who?"}, CTX, saver, "other")
+        assert out["question"] == "Who?"
+
+
+async def test_an_evaluation_killed_mid_question_goes_on_from_its_last_step(tmp_path):
+    from activerag.datasets import Example
+    from activerag.evaluate import CHECKPOINTS, Run, evaluate
+
+    lm = DiesAfter(script(), at=2)
+    runs = {"flare": (graph(lm), CTX)}
+    examples = [Example("q0", QUESTION, ["Kelmor"], ["Alpha Beta"])]
+    with pytest.raises(Killed):
+        await evaluate(Run(tmp_path / "run"), "t", runs, examples, progress=False)
+    result = await evaluate(Run(tmp_path / "run"), "t", runs, examples, progress=False)
+    assert len(lm.prompts) == 3 and result["summary"]["flare"]["em"] == 1.0
+    [row] = Run(tmp_path / "run").rows()
+    assert row["sentences"] == 3 and row["lm_calls"] == 3
+    async with durable.checkpoints(tmp_path / "run" / CHECKPOINTS) as saver:  # dropped once kept
+        state = await graph(lm).copy(update={"checkpointer": saver}).aget_state(
+            {"configurable": {"thread_id": "flare/q0"}})
+        assert not state.values
