@@ -7,9 +7,9 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import fields
 from pathlib import Path
-from collections.abc import AsyncIterator
 from typing import Any
 
 from activerag.context import FBRagContext, FlareContext
