@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 from pathlib import Path
@@ -12,6 +13,7 @@ from rank_bm25 import BM25Okapi
 
 from activerag.errors import CorpusError
 
+log = logging.getLogger(__name__)
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset(
     "a an and are as at be by for from has have he her his in is it its of on or she that the "
@@ -38,19 +40,28 @@ class BM25Store:
             self._load(path / "docs.jsonl")
 
     def _load(self, file: Path) -> None:
-        with open(file, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                try:
-                    row = json.loads(line)
-                    doc = Document(page_content=row["text"], id=row["id"],
-                                   metadata={"id": row["id"], "title": row.get("title", ""),
-                                             "source": row.get("source", "")})
-                except (json.JSONDecodeError, KeyError) as exc:
-                    raise CorpusError(
-                        f"{file}:{n} is damaged ({exc!r}); delete {file.parent} and ingest again"
-                    ) from exc
-                self.docs.append(doc)
-                self._ids.add(row["id"])
+        with open(file, "rb") as fh:
+            data = fh.read()
+        lines = data.split(b"\n")
+        torn = lines.pop()  # what follows the last newline: b"" unless a write was cut short
+        for n, line in enumerate(lines, 1):
+            try:
+                row = json.loads(line)
+                doc = Document(page_content=row["text"], id=row["id"],
+                               metadata={"id": row["id"], "title": row.get("title", ""),
+                                         "source": row.get("source", "")})
+            except (json.JSONDecodeError, UnicodeDecodeError, KeyError) as exc:
+                raise CorpusError(
+                    f"{file}:{n} is damaged ({exc!r}); delete {file.parent} and ingest again"
+                ) from exc
+            self.docs.append(doc)
+            self._ids.add(row["id"])
+        if torn:
+            # an ingest killed in the middle of a line: drop the part; ingesting again adds it
+            log.warning("%s ends in a line cut short (%d bytes); dropped it, ingest the corpus "
+                        "again to add its passage", file, len(torn))
+            with open(file, "r+b") as fh:
+                fh.truncate(len(data) - len(torn))
 
     def add(self, docs: list[Document]) -> int:
         """Append documents whose ids are new; persist them; return how many were added."""

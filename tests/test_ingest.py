@@ -174,3 +174,27 @@ def test_ingesting_a_file_with_a_bad_row_keeps_what_the_store_holds(tmp_path):
     assert sorted(d.metadata["title"] for d in reopened.docs) == ["L", "T0", "T1", "T2"]
     assert reopened.search("river 1", 1)[0][0].metadata["title"] == "T1"
     assert reopened.search("lake", 1)[0][0].metadata["title"] == "L"
+
+
+def test_a_line_cut_short_by_a_kill_is_dropped_and_ingesting_again_completes(tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"title": f"T{i}", "text": f"Passage {i} text."}) + "\n"
+                              for i in range(3)))
+    whole = Corpus(tmp_path / "store")
+    whole.ingest(corpus, dense=False, progress=False)
+    file = tmp_path / "store" / "bm25" / "docs.jsonl"
+    full = file.read_bytes()
+    file.write_bytes(full[:-15])  # killed while writing the third line
+    opened = BM25Store(file.parent)
+    assert [d.metadata["title"] for d in opened.docs] == ["T0", "T1"]
+    assert file.read_bytes() == full[:full.rindex(b"{")]  # the torn part is gone from disk
+    report = Corpus(tmp_path / "store").ingest(corpus, dense=False, progress=False)
+    assert report.added_bm25 == 1 and file.read_bytes() == full
+    assert len(BM25Store(file.parent)) == 3
+
+
+def test_damage_before_the_last_line_is_refused_with_what_to_do(tmp_path):
+    (tmp_path / "docs.jsonl").write_text('{"id": "a", "text": "x"}\nnot json\n'
+                                         '{"id": "b", "text": "y"}\n')
+    with pytest.raises(CorpusError, match="docs.jsonl:2 is damaged.*ingest again"):
+        BM25Store(tmp_path)
