@@ -31,7 +31,7 @@ def test_a_killed_ingest_run_again_holds_every_passage_once(tmp_path):
     source = tmp_path / "corpus.jsonl"
     source.write_text("".join(json.dumps({
         "title": f"Place {i}",
-        "text": f"Place {i} has a {WORDS[i % 10]} and a {WORDS[(i * 7) % 10]} built in {1800 + i}."})
+        "text": f"Place {i} has a {WORDS[i % 10]} and a {WORDS[i * 7 % 10]} from {1800 + i}."})
         + "\n" for i in range(1500)))
     store = tmp_path / "store"
     bm25 = store / "bm25" / "docs.jsonl"
