@@ -6,4 +6,4 @@ for ds in hotpotqa 2wiki500; do
   python benchmarks/fb_rag_oracle.py --dataset "$L/$ds-1500w.jsonl" --n "${N:-30}" \
     --out "runs/fbrag-oracle-$ds"
 done
-python benchmarks/fb_rag_cost.py --n "${N_COST:-6}" | tee runs/fbrag-cost.md
+python benchmarks/fb_rag_cost.py --n "${N_COST:-4}" | tee runs/fbrag-cost.md

@@ -97,3 +97,13 @@ async def test_two_runs_on_one_thread_start_clean(dev_server):
     assert len(second["trace"]) == len(first["trace"]) >= 1
     for key in ("answer", "lm_calls", "generated_tokens", "retrievals", "retrieved_titles"):
         assert second[key] == first[key], key
+
+
+def test_the_servers_the_tests_start_listen_on_loopback_only(dev_server, vllm_url):
+    from urllib.parse import urlparse
+
+    from netcheck import listening_addresses
+
+    for url in (dev_server, vllm_url):
+        port = urlparse(url).port
+        assert listening_addresses(port) == {"127.0.0.1"}, url

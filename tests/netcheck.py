@@ -1,0 +1,25 @@
+"""Which addresses a local TCP port listens on, from the kernel's tables (Linux)."""
+
+import ipaddress
+from pathlib import Path
+
+LISTEN = "0A"
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The local addresses with a socket listening on PORT (IPv4 and IPv6)."""
+    found = set()
+    for table, width in (("/proc/net/tcp", 4), ("/proc/net/tcp6", 16)):
+        path = Path(table)
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines()[1:]:
+            fields = line.split()
+            address, port_hex = fields[1].split(":")
+            if fields[3] != LISTEN or int(port_hex, 16) != port:
+                continue
+            raw = bytes.fromhex(address)
+            # the kernel writes each 32-bit word in host (little-endian) order
+            words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+            found.add(str(ipaddress.ip_address(words[:width])))
+    return found
