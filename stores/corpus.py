@@ -141,6 +141,10 @@ class Corpus:
                 + "); expected jsonl with a 'text' field, DPR tsv (id, text, title), txt or md"
             )
         self.path.mkdir(parents=True, exist_ok=True)
+        if added_bm25 or not self.bm25.indexed:
+            if progress:
+                print(f"building the BM25 index of {len(self.bm25)} passages", file=sys.stderr)
+            self.bm25.build_index()
         if added_bm25:
             punkt = train_punkt(d.page_content for d in self.bm25.docs)
             with self._splitter_lock:

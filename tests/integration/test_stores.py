@@ -86,3 +86,23 @@ def test_chroma_server_store(chroma_server, tmp_path):
     assert ChromaStore(url=chroma_server).add(docs) == 0
     hit, score = ChromaStore(url=chroma_server).search("Which river runs through Kelmor?", 1)[0]
     assert hit.metadata["title"] == "Kelmor" and 0 < score <= 1
+
+
+def test_the_bm25s_index_ranks_the_2wiki_corpus_as_rank_bm25(tmp_path):
+    """Identical top-10 ids (and scores) on the real 2Wiki corpus for 100 of its questions."""
+    from activerag.datasets import load_dataset, shared_data
+    from activerag.stores.bm25 import BM25Store
+    from activerag.stores.documents import read_corpus
+
+    docs = list(read_corpus(shared_data() / "2wikimultihopqa/hipporag_2wikimultihopqa_corpus.json"))
+    indexed = BM25Store(tmp_path)
+    indexed.add(docs)
+    indexed.build_index()
+    indexed = BM25Store(tmp_path)
+    reference = BM25Store()
+    reference.add(docs)
+    assert indexed.indexed and not reference.indexed
+    for example in load_dataset("2wiki", 100):
+        got = [(d.id, round(s, 8)) for d, s in indexed.search(example.question, 10)]
+        want = [(d.id, round(s, 8)) for d, s in reference.search(example.question, 10)]
+        assert got == want, example.question
