@@ -34,6 +34,7 @@ from activerag.metrics import (
     str_em,
     yes_no,
 )
+from activerag.replicas import sticky
 from activerag.server import vllm_counters
 from activerag.stats import bootstrap_ci, paired_bootstrap_p
 
@@ -396,7 +397,8 @@ async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, ServingCon
             given = {"question": ex.question, **({"context": ex.context} if ex.context else {})}
             # checkpointed after every step: a question killed midway goes on from there
             thread = f"{name}/{ex.id}"
-            out = await durable.final(graph, given, ctx, saver, thread)
+            with sticky(ex.id):  # one replica per question keeps its prefix cache warm
+                out = await durable.final(graph, given, ctx, saver, thread)
             run.append(row_of(name, ex, out, time.perf_counter() - start))
             await durable.forget(saver, thread)
             bar.update(1)

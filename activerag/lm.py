@@ -115,7 +115,8 @@ def _translate(exc: Exception, base_url: str, model: str,
     """Turn an OpenAI client error into one that names the cause and the fix."""
     if isinstance(exc, openai.APITimeoutError | httpx.ReadTimeout | httpx.WriteTimeout):
         return busy_error(base_url, timeout or lm_timeout())
-    if isinstance(exc, openai.APIConnectionError | httpx.ConnectError):
+    if isinstance(exc, openai.APIConnectionError | httpx.TransportError):
+        # refused, reset, or a stream the server closed by dying midway
         return LMServerUnreachable(
             f"the LM server at {base_url} is unreachable ({exc}); start it with "
             "`activerag serve` or pass the URL of a running vLLM server"

@@ -387,12 +387,14 @@ _COUNTER = re.compile(r"^(vllm:[a-z_]+_total)\{[^}]*\} (\S+)$", re.MULTILINE)
 
 
 def vllm_counters(base_url: str) -> dict[str, float]:
-    """vLLM's cumulative counters from /metrics, summed over labels (empty if unavailable)."""
-    try:
-        text = httpx.get(base_url.removesuffix("/v1") + "/metrics", timeout=5).text
-    except httpx.HTTPError:
-        return {}
+    """vLLM's cumulative counters from /metrics, summed over labels and over the replicas of a
+    comma-separated BASE_URL (a replica that does not answer adds nothing)."""
     out: dict[str, float] = {}
-    for name, value in _COUNTER.findall(text):
-        out[name] = out.get(name, 0.0) + float(value)
+    for url in base_url.split(","):
+        try:
+            text = httpx.get(url.strip().removesuffix("/v1") + "/metrics", timeout=5).text
+        except httpx.HTTPError:
+            continue
+        for name, value in _COUNTER.findall(text):
+            out[name] = out.get(name, 0.0) + float(value)
     return out

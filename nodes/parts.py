@@ -11,7 +11,9 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
 from activerag.context import ServingContext
+from activerag.errors import LMServerUnreachable
 from activerag.lm import LM, VLLMClient
+from activerag.replicas import Replicas, urls
 from activerag.sentences import SentenceSplitter
 from activerag.settings import Settings
 from activerag.token_lm import TokenLM, VLLMTokens
@@ -32,6 +34,25 @@ def _corpus(store_dir: str):  # type: ignore[no-untyped-def]
         return _corpora[path]
 
 
+def replicated(base_url: str, model: str) -> LM:
+    """A client of BASE_URL; of several replicas when it names several (comma-separated): the
+    model is asked of the first that answers, so a replica that is down does not stop a run."""
+    endpoints = urls(base_url)
+    if len(endpoints) == 1:
+        return VLLMClient(endpoints[0], model or None)
+    failures = []
+    for url in endpoints:
+        if model:
+            break
+        try:
+            model = VLLMClient(url).model
+        except LMServerUnreachable as exc:
+            failures.append(str(exc))
+    if not model:
+        raise LMServerUnreachable("no replica of base_url answers: " + " | ".join(failures))
+    return Replicas([VLLMClient(url, model) for url in endpoints])  # type: ignore[return-value]
+
+
 def _lm(base_url: str, model: str, cache_file: Path | None) -> LM:
     """The one client per endpoint, model and cache; made by whichever caller comes first."""
     from activerag import cache
@@ -42,7 +63,7 @@ def _lm(base_url: str, model: str, cache_file: Path | None) -> LM:
     # A lock per key: asking one server for its model does not hold up clients of another.
     with key_lock:
         if key not in _lms:
-            client: LM = VLLMClient(base_url, model or None)
+            client: LM = replicated(base_url, model)
             if cache_file is not None:
                 client = cache.CachedLM(client, cache_file)  # type: ignore[arg-type]
             _lms[key] = client
@@ -81,7 +102,8 @@ class Parts:
         key = ("token_lm", ctx.base_url, ctx.model)
         if key not in self.memo:
             model = (await self.lm_for(ctx)).model
-            self.memo.setdefault(key, VLLMTokens(ctx.base_url, model))
+            # token-level methods (REPLUG's ensemble, FB-RAG's reader) use the first replica
+            self.memo.setdefault(key, VLLMTokens(urls(ctx.base_url)[0], model))
         return self.memo[key]  # type: ignore[return-value]
 
     async def retriever_for(self, ctx: ServingContext) -> BaseRetriever:

@@ -126,3 +126,19 @@ def demo_store(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("demo-store")
     Corpus(path).ingest(DEMO_CORPUS, progress=False)
     return path
+
+
+@pytest.fixture(scope="module")
+def replica_url() -> Iterator[str]:
+    """A second SmolLM2 server of this module's own, on a port of its own, that a test may
+    kill: never a running one (no URL variable), pinned off the first server's core."""
+    before = os.environ.get("VLLM_CPU_OMP_THREADS_BIND")
+    os.environ["VLLM_CPU_OMP_THREADS_BIND"] = "1"
+    try:
+        yield from _session_server("ACTIVERAG_NO_SUCH_VARIABLE", "ACTIVERAG_TEST_REPLICA_PORT",
+                                   server.DEFAULT_MODEL)
+    finally:
+        if before is None:
+            os.environ.pop("VLLM_CPU_OMP_THREADS_BIND", None)
+        else:
+            os.environ["VLLM_CPU_OMP_THREADS_BIND"] = before

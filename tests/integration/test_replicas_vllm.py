@@ -1,0 +1,58 @@
+"""Two real CPU vLLM servers as replicas of one model: an evaluation spreads its questions over
+both, and goes on when one of them is killed -9 midway; no question is lost or scored twice."""
+
+import asyncio
+import os
+import signal
+from urllib.parse import urlparse
+
+import pytest
+
+from activerag import server
+from activerag.context import FlareContext
+from activerag.datasets import load_dataset
+from activerag.evaluate import Run, evaluate, method_runs
+from activerag.nodes import parts
+from activerag.replicas import Replicas
+from activerag.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+
+def prompt_tokens(url):
+    """The prompt tokens URL's server has read (FLARE cuts its streams, so they count as
+    aborted, not finished, requests)."""
+    return server.vllm_counters(url).get("vllm:prompt_tokens_total", 0)
+
+
+async def test_an_evaluation_goes_on_when_a_replica_is_killed(vllm_url, replica_url, demo_store,
+                                                              tmp_path):
+    both = f"{vllm_url},{replica_url}"
+    ctx = FlareContext(base_url=both, store_dir=str(demo_store), max_sentences=2)
+    examples = load_dataset("demo", 8)
+    replica_before = prompt_tokens(replica_url)
+
+    def replica_answers() -> int:
+        lm = parts._lms.get((both, "", "None"))
+        return lm.served[1] if isinstance(lm, Replicas) else 0
+
+    task = asyncio.create_task(evaluate(Run(tmp_path / "run"), "demo",
+                                        method_runs(["flare"], ctx), examples, concurrency=4,
+                                        progress=False, metrics_url=both))
+    for _ in range(600):
+        if replica_answers() >= 2 or task.done():
+            break
+        await asyncio.sleep(0.5)
+    assert not task.done(), "the run ended before the replica was killed"
+    assert prompt_tokens(replica_url) > replica_before, "the second replica was never asked"
+    settings = Settings.from_env().model_copy(update={"port": urlparse(replica_url).port})
+    pgid = int(server._pid_file(settings).read_text().split()[0])
+    os.killpg(pgid, signal.SIGKILL)
+    result = await asyncio.wait_for(task, timeout=900)
+    rows = Run(tmp_path / "run").rows()
+    assert sorted(r["id"] for r in rows) == sorted(e.id for e in examples)  # none lost, none twice
+    assert result["summary"]["flare"]["n"] == 8
+    lm = parts._lms[(both, "", "None")]
+    assert isinstance(lm, Replicas)
+    assert lm.served[0] > 0 and lm.served[1] > 0
+    assert 1 in lm.down_until  # the killed replica is resting
