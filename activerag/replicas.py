@@ -10,9 +10,11 @@ tensor or data parallelism.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -67,8 +69,15 @@ def home(key: str, n: int) -> int:
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") % n
 
 
+def reconnect_seconds() -> float:
+    """How long a run waits for servers that answered before and then all went away (a
+    restart): ACTIVERAG_LM_RECONNECT, else 120. Servers that never answered fail at once."""
+    return float(os.environ.get("ACTIVERAG_LM_RECONNECT", "120"))
+
+
 class Replicas:
-    """An LM over CLIENTS, each an endpoint serving the same model (see the module)."""
+    """An LM over CLIENTS, each an endpoint serving the same model (see the module); one
+    endpoint is a replica set of one, which waits out its server's restart."""
 
     def __init__(self, clients: Sequence[Any], cooldown: float = COOLDOWN) -> None:
         models = {c.model for c in clients}
@@ -84,6 +93,20 @@ class Replicas:
         self._spread = itertools.count()
 
     async def _call(self, key: str, call: Callable[[Any], Awaitable[T]]) -> T:
+        deadline = time.monotonic() + reconnect_seconds()
+        pause = 1.0
+        while True:
+            try:
+                return await self._once(key, call)
+            except LMServerUnreachable as exc:
+                # only a run that has been answered waits: a wrong URL fails at once
+                if not any(self.served) or time.monotonic() + pause > deadline:
+                    raise
+                log.warning("%s; waiting %.0f s for a server to come back", exc, pause)
+                await asyncio.sleep(pause)
+                pause = min(2 * pause, 10.0)
+
+    async def _once(self, key: str, call: Callable[[Any], Awaitable[T]]) -> T:
         failures = []
         for i in order(home(key, len(self.clients)), len(self.clients), self.down_until,
                        time.monotonic()):

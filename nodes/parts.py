@@ -39,7 +39,7 @@ def replicated(base_url: str, model: str) -> LM:
     model is asked of the first that answers, so a replica that is down does not stop a run."""
     endpoints = urls(base_url)
     if len(endpoints) == 1:
-        return VLLMClient(endpoints[0], model or None)
+        return Replicas([VLLMClient(endpoints[0], model or None)])  # type: ignore[return-value]
     failures = []
     for url in endpoints:
         if model:

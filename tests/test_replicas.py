@@ -107,3 +107,51 @@ async def test_every_replica_failing_names_each():
 def test_replicas_of_different_models_are_refused():
     with pytest.raises(ModelMismatch, match="different models"):
         Replicas([Endpoint("a", "m1"), Endpoint("b", "m2")])
+
+
+class Restarting(Endpoint):
+    """A server that goes away for DOWN requests after answering once, then comes back."""
+
+    def __init__(self, down):
+        super().__init__("only")
+        self.down = down
+
+    async def generate(self, prompt, **kw):
+        self.prompts.append(prompt)
+        if len(self.prompts) > 1 and self.down > 0:
+            self.down -= 1
+            raise LMServerUnreachable("refused")
+        return "ok"
+
+
+async def test_a_server_that_answered_is_waited_for_while_it_restarts(monkeypatch):
+    slept = []
+
+    async def sleep(seconds):
+        slept.append(seconds)
+
+    monkeypatch.setattr("activerag.replicas.asyncio.sleep", sleep)
+    lm = Replicas([Restarting(down=3)])
+    assert await lm.generate("p1", max_tokens=1) == "ok"
+    assert await lm.generate("p2", max_tokens=1) == "ok"  # after three refusals
+    assert slept == [1.0, 2.0, 4.0]
+
+
+async def test_the_wait_is_bounded_and_a_server_never_answered_is_not_waited_for(monkeypatch):
+    slept = []
+
+    async def sleep(seconds):
+        slept.append(seconds)
+
+    monkeypatch.setattr("activerag.replicas.asyncio.sleep", sleep)
+    monkeypatch.setenv("ACTIVERAG_LM_RECONNECT", "0")
+    lm = Replicas([Restarting(down=1)])
+    await lm.generate("p1", max_tokens=1)
+    with pytest.raises(LMServerUnreachable, match="no replica answered"):
+        await lm.generate("p2", max_tokens=1)
+    never = Endpoint("x")
+    never.error = LMServerUnreachable("refused")
+    monkeypatch.setenv("ACTIVERAG_LM_RECONNECT", "120")
+    with pytest.raises(LMServerUnreachable):
+        await Replicas([never]).generate("p", max_tokens=1)
+    assert slept == [] and never.prompts == ["p"]
