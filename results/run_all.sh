@@ -84,5 +84,10 @@ activerag eval --dataset "$HOME/.cache/activerag/longctx/hotpotqa-1500w.jsonl" -
   --concurrency 2 --methods fb_rag,op_rag,long_context --run runs/fbrag-smoke-hotpot1500-n10
 results/fbrag.sh
 results/fbrag_extra.sh
+# Scale (issue #10): BM25 at 32k-1M passages (bm25s index against rank-bm25) and the graph's
+# overhead over a bare loop of the same LM calls; results/retrieval.md and overhead.md hold
+# their tables.
+python benchmarks/retrieval.py
+for l in 0.05 0.5; do python benchmarks/overhead.py --questions 10 --latency "$l"; done
 # Copy the summaries (no per-example outputs: they hold the datasets' questions) into results/.
 python results/collect.py
