@@ -47,7 +47,13 @@ MUTANTS := 'activerag.nodes.logic.*' 'activerag.nodes.replug_logic.*' 'activerag
 	'activerag.lsr.x*LSRConfig*check__*' 'activerag.lsr.x_training_round__*' \
 	'activerag.lsr.x*PassageIndex*' 'activerag.nodes.fb_rag_logic.*' \
 	'activerag.server.x_assemble_gguf__*' 'activerag.server.x_is_our_server__*' \
-	'activerag.server.x_catalogue_model__*'
+	'activerag.server.x_catalogue_model__*' 'activerag.replicas.x_order__*' \
+	'activerag.replicas.x_home__*' 'activerag.replicas.x_sticky_key__*' \
+	'activerag.replicas.x_urls__*' 'activerag.stores.bm25_index.x_okapi_idf__*' \
+	'activerag.stores.bm25_index.x*BM25Index*top__*' \
+	'activerag.stores.bm25_index.x*BM25Index*build__*' \
+	'activerag.nodes.triggers.x_min_prob__*' 'activerag.nodes.triggers.x_mean_surprisal__*' \
+	'activerag.nodes.triggers.x_every_n__*' 'activerag.nodes.triggers.x_trigger_named__*'
 
 .PHONY: mutation
 mutation: setup

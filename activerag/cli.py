@@ -73,6 +73,10 @@ def _add_fb_options(p: argparse.ArgumentParser) -> None:
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--theta", type=float, help="retrieval threshold θ (default 0.8)")
     p.add_argument("--beta", type=float, help="masking threshold β (default 0.4)")
+    p.add_argument("--trigger", help="when to retrieve: min_prob (FLARE, default), "
+                                     "mean_surprisal, never, always, every_n")
+    p.add_argument("--trigger-n", dest="trigger_n", type=int,
+                   help="every_n's period in answer tokens (default 16)")
     p.add_argument("--k", type=int, help="documents per retrieval (default 2)")
     p.add_argument("--query", dest="query_formulation", choices=["implicit", "explicit"])
     p.add_argument("--mask-unit", dest="mask_unit", choices=["token", "word"],

@@ -61,6 +61,12 @@ class FlareContext(ServingContext):
 
     theta: float = 0.8
     """Retrieve when any draft token has probability below theta (0: never, 1: always)."""
+    trigger: str = "min_prob"
+    """When to retrieve (nodes/triggers.py): min_prob (FLARE: any token below theta),
+    mean_surprisal (geometric-mean probability below theta), never, always, every_n (every
+    trigger_n answer tokens), or a trigger registered by name."""
+    trigger_n: int = 16
+    """every_n's period in answer tokens."""
     beta: float = 0.4
     """Implicit queries mask draft tokens below beta; explicit ones ask about those spans."""
     k: int = 2
@@ -106,8 +112,11 @@ class FlareContext(ServingContext):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {value}")
         self._check()
+        from activerag.nodes.triggers import trigger_named
+
+        trigger_named(self.trigger)
         for name in ("max_sentence_tokens", "max_question_tokens", "window_tokens",
-                     "search_ban_tokens"):
+                     "search_ban_tokens", "trigger_n"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.max_sentences is not None and self.max_sentences < 1:

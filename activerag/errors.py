@@ -31,3 +31,7 @@ class ModelFileMissing(ActiveRagError):
 
 class EmptyQuestion(ActiveRagError, ValueError):
     """The question is empty."""
+
+
+class UnknownTrigger(ActiveRagError, ValueError):
+    """A retrieval trigger name that nothing registered."""

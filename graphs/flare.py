@@ -10,7 +10,7 @@ from langgraph.types import Checkpointer
 from activerag.context import FlareContext
 from activerag.graphs.base import LM_RETRY, add_start, new_graph
 from activerag.lm import LM
-from activerag.nodes import common, flare
+from activerag.nodes import common, flare, triggers
 from activerag.nodes.common import Node
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
@@ -39,7 +39,7 @@ def build_flare_graph(
     g = new_graph()
     add_start(g, parts, "draft")
     g.add_node("draft", flare.make_draft(parts), retry_policy=LM_RETRY)
-    g.add_node("confidence_gate", gate or flare.confidence_gate)  # type: ignore[arg-type]
+    g.add_node("confidence_gate", gate or triggers.trigger_gate)  # type: ignore[arg-type]
     g.add_node("formulate_query", formulate_query or flare.make_formulate_query(parts),  # type: ignore[arg-type]
                retry_policy=LM_RETRY)
     g.add_node("retrieve", common.make_retrieve(parts))

@@ -38,7 +38,8 @@ def make_draft(parts: Parts) -> Node:
 
 
 def confidence_gate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
-    """Node: fire retrieval if any draft token has probability below θ (FLARE §3.2.1)."""
+    """Node: fire retrieval if any draft token has probability below θ (FLARE §3.2.1),
+    whatever trigger the context names (graphs default to `triggers.trigger_gate`)."""
     step = state.get("step", {})
     probs = [p for _, p, _ in step.get("tokens", [])]
     fire = bool(step.get("draft", "").strip()) and should_retrieve(probs, runtime.context.theta)

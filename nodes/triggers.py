@@ -1,24 +1,98 @@
-"""Alternative retrieval triggers that drop into any look-ahead graph as its gate node."""
+"""Retrieval triggers: when a look-ahead graph retrieves for the sentence it drafted.
+
+A trigger is a function of the draft's tokens (text, probability, offset), the state and the
+run's context that says whether to retrieve; `register` names it, the context's `trigger`
+field (CLI `--trigger`, a Studio settings field) picks one by name, and `trigger_gate` is the
+gate node that asks it. An empty draft never retrieves, whatever the trigger.
+
+    min_prob        FLARE (§3.2.1): any token below θ (the default)
+    mean_surprisal  the draft's geometric-mean probability below θ: every token weighs
+    never, always   the no-retrieval and every-sentence references
+    every_n         every trigger_n answer tokens: a fixed schedule, blind to the draft
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
+from activerag.errors import UnknownTrigger
 from activerag.nodes.common import Update
+from activerag.nodes.logic import should_retrieve
 from activerag.state import FlareState
+
+Tokens = Sequence[tuple[str, float, int]]
+Trigger = Callable[[Tokens, FlareState, FlareContext], bool]
+TRIGGERS: dict[str, Trigger] = {}
+
+
+def register(name: str) -> Callable[[Trigger], Trigger]:
+    """Name a trigger, so that `trigger=NAME` (or `--trigger NAME`) chooses it."""
+
+    def add(fn: Trigger) -> Trigger:
+        TRIGGERS[name] = fn
+        return fn
+
+    return add
+
+
+def trigger_named(name: str) -> Trigger:
+    """The registered trigger NAME, or an error listing the known ones."""
+    if name not in TRIGGERS:
+        raise UnknownTrigger(f"unknown trigger {name!r}; known: {', '.join(sorted(TRIGGERS))} "
+                         "(register one with activerag.nodes.triggers.register)")
+    return TRIGGERS[name]
+
+
+def trigger_gate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
+    """Node: fire retrieval when the context's trigger says so for a non-empty draft."""
+    step: dict[str, Any] = dict(state.get("step", {}))
+    if not step.get("draft", "").strip():
+        return {"step": {"fire": False}}
+    fire = trigger_named(runtime.context.trigger)(step.get("tokens", []), state, runtime.context)
+    return {"step": {"fire": bool(fire)}}
+
+
+@register("min_prob")
+def min_prob(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
+    return should_retrieve([p for _, p, _ in tokens], ctx.theta)
+
+
+@register("mean_surprisal")
+def mean_surprisal(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
+    """Fire when the mean surprisal exceeds -ln θ (the geometric-mean p is below θ)."""
+    probs = [p for _, p, _ in tokens]
+    if not probs or ctx.theta <= 0.0:
+        return False
+    surprisal = sum(-math.log(max(p, 1e-12)) for p in probs) / len(probs)
+    return ctx.theta >= 1.0 or surprisal > -math.log(ctx.theta)
+
+
+@register("never")
+def never(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
+    return False
+
+
+@register("always")
+def always(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
+    return True
+
+
+@register("every_n")
+def every_n(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
+    """Fire when this draft crosses a multiple of trigger_n answer tokens."""
+    before = state.get("answer_tokens", 0)
+    return (before + len(tokens)) // ctx.trigger_n > before // ctx.trigger_n
 
 
 def mean_surprisal_gate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
-    """Fire when the draft's mean surprisal exceeds -ln θ (its geometric-mean p is below θ).
-
-    Where FLARE's gate reacts to the single least likely token, this one weighs every token.
-    """
-    probs = [p for _, p, _ in state.get("step", {}).get("tokens", [])]
-    theta = runtime.context.theta
-    if not probs or theta <= 0.0:
-        return {"step": {"fire": False}}
-    surprisal = sum(-math.log(max(p, 1e-12)) for p in probs) / len(probs)
-    return {"step": {"fire": theta >= 1.0 or surprisal > -math.log(theta)}}
+    """The mean-surprisal trigger as a gate node whatever the context names (a graph built
+    with `gate=mean_surprisal_gate`)."""
+    step = state.get("step", {})
+    fire = bool(step.get("draft", "").strip()) and mean_surprisal(
+        step.get("tokens", []), state, runtime.context)
+    return {"step": {"fire": fire}}
