@@ -53,7 +53,8 @@ MUTANTS := 'activerag.nodes.logic.*' 'activerag.nodes.replug_logic.*' 'activerag
 	'activerag.stores.bm25_index.x*BM25Index*top__*' \
 	'activerag.stores.bm25_index.x*BM25Index*build__*' \
 	'activerag.nodes.triggers.x_min_prob__*' 'activerag.nodes.triggers.x_mean_surprisal__*' \
-	'activerag.nodes.triggers.x_every_n__*' 'activerag.nodes.triggers.x_trigger_named__*'
+	'activerag.nodes.triggers.x_every_n__*' 'activerag.nodes.triggers.x_trigger_named__*' \
+	'activerag.nodes.triggers.x_entropy__*' 'activerag.nodes.triggers.x_token_entropy__*'
 
 .PHONY: mutation
 mutation: setup

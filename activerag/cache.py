@@ -132,6 +132,9 @@ class CachedLM:
         own = getattr(cut, "fingerprint", None)
         params["cut"] = own if isinstance(own, str) else getattr(
             getattr(cut, "__self__", None), "fingerprint", repr(cut))
+        top = getattr(self.lm, "top_logprobs", 1)
+        if isinstance(top, int) and top > 1:  # only then do the tokens carry alternatives
+            params["top_logprobs"] = top
         return _digest(model=self.model, prompt=prompt, **params)
 
     async def generate(self, prompt: str, *, max_tokens: int, cut: CutFn | None = None,
@@ -141,7 +144,8 @@ class CachedLM:
         data = await asyncio.to_thread(self._table.get, key)
         if data is not None:
             self.hits += 1
-            data["tokens"] = [Token(**t) for t in data["tokens"]]
+            data["tokens"] = [Token(**{**t, "top": tuple(t.get("top", ()))})
+                              for t in data["tokens"]]
             return Generation(**data, prompt=prompt)
         gen = await self.lm.generate(prompt, max_tokens=max_tokens, cut=cut, stop=stop,
                                      logit_bias=logit_bias)

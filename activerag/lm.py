@@ -44,6 +44,9 @@ class Token:
     text: str
     logprob: float
     start: int
+    top: tuple[float, ...] = ()
+    """Natural-log probabilities of the server's top alternatives at this position, when the
+    client asked for more than one (a trigger that reads entropy needs them)."""
 
     @property
     def prob(self) -> float:
@@ -128,6 +131,10 @@ def _translate(exc: Exception, base_url: str, model: str,
         )
     if isinstance(exc, openai.BadRequestError):
         msg = str(exc)
+        if "logprobs" in msg:
+            return NoLogprobs(f"the server at {base_url} refused the logprobs asked for ({msg}); "
+                              "start vLLM with a larger --max-logprobs, or choose a trigger "
+                              "that reads only each token's own probability")
         if "context length" in msg or "maximum" in msg and "token" in msg:
             return PromptTooLong(
                 f"the prompt does not fit the context window of {model!r}: {msg}. "
@@ -230,7 +237,8 @@ class VLLMClient:
                     choice = chunk.choices[0]
                     info = {"logprobs": choice.logprobs and choice.logprobs.model_dump(),
                             "finish_reason": choice.finish_reason}
-                    tokens.extend(_tokens_of(choice.text, info, len(text), self.base_url))
+                    tokens.extend(_tokens_of(choice.text, info, len(text), self.base_url,
+                                             self.top_logprobs))
                     finish = choice.finish_reason or finish
                     reason = (choice.model_extra or {}).get("stop_reason")
                     stop_reason = reason if isinstance(reason, str) else stop_reason
@@ -266,7 +274,8 @@ class VLLMClient:
         return list(resp.json()["tokens"])
 
 
-def _tokens_of(piece: str, info: dict[str, Any] | None, base: int, url: str) -> list[Token]:
+def _tokens_of(piece: str, info: dict[str, Any] | None, base: int, url: str,
+               want: int = 1) -> list[Token]:
     """Tokens of one streamed chunk, with offsets into the whole generation.
 
     vLLM's text_offset counts from the start of the generation. The chunk's own text can lag
@@ -288,6 +297,14 @@ def _tokens_of(piece: str, info: dict[str, Any] | None, base: int, url: str) -> 
         for tok in lp["tokens"]:
             offsets.append(pos)
             pos += len(tok)
-    return [Token(tok, float(logprob), off)
-            for tok, logprob, off in zip(lp["tokens"], lp["token_logprobs"], offsets, strict=True)
+    tops = lp.get("top_logprobs") or [None] * len(lp["tokens"])
+    if want > 1 and any(t is not None and len(t) < want for t in tops):
+        got = min(len(t) for t in tops if t is not None)
+        raise NoLogprobs(f"the server at {url} returned {got} top logprobs where {want} were "
+                         "asked (the trigger reads each position's alternatives); start vLLM "
+                         f"with --max-logprobs {want} or choose another trigger")
+    return [Token(tok, float(logprob), off,
+                  tuple(float(v) for v in top.values()) if want > 1 and top else ())
+            for tok, logprob, off, top in zip(lp["tokens"], lp["token_logprobs"], offsets, tops,
+                                              strict=True)
             if logprob is not None]

@@ -86,6 +86,7 @@ class Replicas:
                                 "every endpoint of base_url must serve the same one")
         self.clients = list(clients)
         self.model = self.clients[0].model
+        self.top_logprobs = getattr(self.clients[0], "top_logprobs", 1)
         self.base_url = ",".join(getattr(c, "base_url", "?") for c in self.clients)
         self.cooldown = cooldown
         self.down_until: dict[int, float] = {}

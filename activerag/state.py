@@ -36,6 +36,7 @@ class Step(TypedDict, total=False):
 
     draft: str  # temporary next sentence (look-ahead methods)
     tokens: list[TokenProb]  # tokens of the draft
+    tops: list[tuple[float, ...]]  # each draft token's top logprobs (when the trigger asks)
     finished: bool  # the model ended the answer after the draft
     complete: bool  # the draft ends where its sentence ends (not cut short by its budget)
     fire: bool  # retrieval fired for this unit

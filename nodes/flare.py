@@ -31,8 +31,10 @@ def make_draft(parts: Parts) -> Node:
         docs = prompt_documents(state, runtime.context)
         gen = await generate_unit(parts, state, runtime.context, "sentence", docs)
         tokens = [(t.text, t.prob, t.start) for t in gen.tokens]
+        tops = {"tops": [tuple(t.top) for t in gen.tokens]} if any(
+            t.top for t in gen.tokens) else {}
         return {"step": {"draft": gen.text, "tokens": tokens, "finished": gen.finished,
-                         "complete": gen.complete, "seen": docs}, **lm_cost(gen)}
+                         "complete": gen.complete, "seen": docs, **tops}, **lm_cost(gen)}
 
     return draft
 

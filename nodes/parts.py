@@ -19,8 +19,8 @@ from activerag.settings import Settings
 from activerag.token_lm import TokenLM, VLLMTokens
 
 _lock = threading.Lock()
-_lms: dict[tuple[str, str, str], LM] = {}
-_lm_locks: dict[tuple[str, str, str], threading.Lock] = {}
+_lms: dict[tuple[str, ...], LM] = {}
+_lm_locks: dict[tuple[str, ...], threading.Lock] = {}
 _corpora: dict[str, object] = {}
 
 
@@ -34,12 +34,20 @@ def _corpus(store_dir: str):  # type: ignore[no-untyped-def]
         return _corpora[path]
 
 
-def replicated(base_url: str, model: str) -> LM:
+def _key(base_url: str, model: str, cache_file: Path | None,
+         top_logprobs: int) -> tuple[str, ...]:
+    # the key of a client of the token's own logprob alone is the one it always was
+    tail = (f"top{top_logprobs}",) if top_logprobs > 1 else ()
+    return (base_url, model, str(cache_file), *tail)
+
+
+def replicated(base_url: str, model: str, top_logprobs: int = 1) -> LM:
     """A client of BASE_URL; of several replicas when it names several (comma-separated): the
     model is asked of the first that answers, so a replica that is down does not stop a run."""
     endpoints = urls(base_url)
     if len(endpoints) == 1:
-        return Replicas([VLLMClient(endpoints[0], model or None)])  # type: ignore[return-value]
+        return Replicas([VLLMClient(endpoints[0], model or None,  # type: ignore[return-value]
+                                    top_logprobs=top_logprobs)])
     failures = []
     for url in endpoints:
         if model:
@@ -50,20 +58,22 @@ def replicated(base_url: str, model: str) -> LM:
             failures.append(str(exc))
     if not model:
         raise LMServerUnreachable("no replica of base_url answers: " + " | ".join(failures))
-    return Replicas([VLLMClient(url, model) for url in endpoints])  # type: ignore[return-value]
+    return Replicas([VLLMClient(url, model, top_logprobs=top_logprobs)  # type: ignore[return-value]
+                     for url in endpoints])
 
 
-def _lm(base_url: str, model: str, cache_file: Path | None) -> LM:
-    """The one client per endpoint, model and cache; made by whichever caller comes first."""
+def _lm(base_url: str, model: str, cache_file: Path | None, top_logprobs: int = 1) -> LM:
+    """The one client per endpoint, model, cache and top logprobs per token; made by
+    whichever caller comes first."""
     from activerag import cache
 
-    key = (base_url, model, str(cache_file))
+    key = _key(base_url, model, cache_file, top_logprobs)
     with _lock:
         key_lock = _lm_locks.setdefault(key, threading.Lock())
     # A lock per key: asking one server for its model does not hold up clients of another.
     with key_lock:
         if key not in _lms:
-            client: LM = replicated(base_url, model)
+            client: LM = replicated(base_url, model, top_logprobs)
             if cache_file is not None:
                 client = cache.CachedLM(client, cache_file)  # type: ignore[arg-type]
             _lms[key] = client
@@ -88,11 +98,13 @@ class Parts:
         if self.lm is not None:
             return self.lm
         from activerag import cache
+        from activerag.nodes.triggers import top_logprobs_for
 
         cache_file = cache.active()
-        lm = _lms.get((ctx.base_url, ctx.model, str(cache_file)))
+        top = top_logprobs_for(ctx)
+        lm = _lms.get(_key(ctx.base_url, ctx.model, cache_file, top))
         if lm is None:
-            lm = await asyncio.to_thread(_lm, ctx.base_url, ctx.model, cache_file)
+            lm = await asyncio.to_thread(_lm, ctx.base_url, ctx.model, cache_file, top)
         return lm
 
     async def token_lm_for(self, ctx: ServingContext) -> TokenLM:

@@ -7,6 +7,8 @@ gate node that asks it. An empty draft never retrieves, whatever the trigger.
 
     min_prob        FLARE (§3.2.1): any token below θ (the default)
     mean_surprisal  the draft's geometric-mean probability below θ: every token weighs
+    entropy         some token's entropy over its top-20 alternatives (the client asks for
+                    them only for this trigger), normalised, above 1 - θ
     never, always   the no-retrieval and every-sentence references
     every_n         every trigger_n answer tokens: a fixed schedule, blind to the draft
 """
@@ -20,7 +22,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
-from activerag.errors import UnknownTrigger
+from activerag.errors import NoLogprobs, UnknownTrigger
 from activerag.nodes.common import Update
 from activerag.nodes.logic import should_retrieve
 from activerag.state import FlareState
@@ -28,16 +30,33 @@ from activerag.state import FlareState
 Tokens = Sequence[tuple[str, float, int]]
 Trigger = Callable[[Tokens, FlareState, FlareContext], bool]
 TRIGGERS: dict[str, Trigger] = {}
+TOP_LOGPROBS: dict[str, int] = {}
+"""How many top logprobs per position each trigger needs the LM to return (1 if absent)."""
 
 
-def register(name: str) -> Callable[[Trigger], Trigger]:
-    """Name a trigger, so that `trigger=NAME` (or `--trigger NAME`) chooses it."""
+def register(name: str, top_logprobs: int = 1) -> Callable[[Trigger], Trigger]:
+    """Name a trigger, so that `trigger=NAME` (or `--trigger NAME`) chooses it; TOP_LOGPROBS
+    above 1 makes the LM client return that many alternatives per token (`step["tops"]`)."""
 
     def add(fn: Trigger) -> Trigger:
         TRIGGERS[name] = fn
+        TOP_LOGPROBS[name] = top_logprobs
         return fn
 
     return add
+
+
+def top_logprobs_for(ctx: object) -> int:
+    """The top logprobs per token that CTX's trigger needs (1: the token's own)."""
+    return TOP_LOGPROBS.get(getattr(ctx, "trigger", ""), 1)
+
+
+def entropy(top: Sequence[float]) -> float:
+    """A position's entropy in nats from its top alternatives' log-probabilities, the mass
+    they leave out counted as one more outcome (so it is never above ln(len(top) + 1))."""
+    probs = [math.exp(v) for v in top]
+    probs.append(max(0.0, 1.0 - sum(probs)))
+    return -sum(p * math.log(p) for p in probs if p > 0)
 
 
 def trigger_named(name: str) -> Trigger:
@@ -70,6 +89,17 @@ def mean_surprisal(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool
         return False
     surprisal = sum(-math.log(max(p, 1e-12)) for p in probs) / len(probs)
     return ctx.theta >= 1.0 or surprisal > -math.log(ctx.theta)
+
+
+@register("entropy", top_logprobs=20)
+def token_entropy(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
+    """Fire when some token's entropy over its top-20 alternatives, over its largest possible
+    value ln 21, exceeds 1 - θ (θ = 0 never fires, θ = 1 fires on any doubt)."""
+    tops = state.get("step", {}).get("tops") or []
+    if tokens and not tops:
+        raise NoLogprobs("the entropy trigger needs each token's top-20 logprobs and the draft "
+                         "came without them; it needs the vLLM client, which asks for them")
+    return any(entropy(top) / math.log(len(top) + 1) > 1.0 - ctx.theta for top in tops if top)
 
 
 @register("never")

@@ -144,7 +144,7 @@ def test_concurrent_lm_for_makes_one_client_per_endpoint(monkeypatch):
     made = Counter()
 
     class FakeVLLMClient:
-        def __init__(self, base_url: str, model: str | None = None) -> None:
+        def __init__(self, base_url: str, model: str | None = None, top_logprobs: int = 1) -> None:
             made.tick()
             self.base_url, self.model = base_url, model
 

@@ -44,7 +44,7 @@ def test_the_registry_names_each_trigger_and_refuses_an_unknown_one():
     from activerag.nodes.triggers import TRIGGERS, trigger_named
 
     assert {"min_prob", "mean_surprisal", "never", "always", "every_n"} <= set(TRIGGERS)
-    with pytest.raises(UnknownTrigger, match="unknown trigger 'nope'; known: always, every_n"):
+    with pytest.raises(UnknownTrigger, match="'nope'; known: always, entropy, every_n"):
         trigger_named("nope")
     with pytest.raises(UnknownTrigger, match="min_prob"):
         FlareContext(trigger="nope")
@@ -100,3 +100,53 @@ def test_the_readmes_trigger_runs_as_written():
     assert fire([("Kelmorstadt", 0.3, 0)], {}, ctx) is True
     assert fire([("Gepu", 0.3, 0), ("Kelmorstadt", 0.9, 4)], {}, ctx) is False
     assert scope["graph"].get_graph().nodes  # a graph, ready for ainvoke
+
+
+def test_entropy_counts_the_mass_the_top_leaves_out_and_is_bounded():
+    from activerag.nodes.triggers import entropy
+
+    assert entropy([0.0]) == pytest.approx(0.0)  # one sure token
+    half = math.log(0.5)
+    assert entropy([half, half]) == pytest.approx(math.log(2))
+    assert entropy([half]) == pytest.approx(math.log(2))  # the other half left out
+    flat = [math.log(1 / 21)] * 20
+    assert entropy(flat) == pytest.approx(math.log(21))  # the largest value, ln(20 + 1)
+
+
+def test_the_entropy_trigger_reads_the_drafts_top_logprobs():
+    from activerag.errors import NoLogprobs
+    from activerag.nodes import triggers as t
+
+    sure = (0.0,) + (-30.0,) * 19
+    unsure = (math.log(0.4), math.log(0.35), math.log(0.25)) + (-30.0,) * 17
+    state = {"step": {"tops": [sure, unsure]}}
+    assert t.TOP_LOGPROBS["entropy"] == 20 and t.TOP_LOGPROBS["min_prob"] == 1
+    assert t.token_entropy(TOKENS[:2], state, FlareContext(theta=0.8)) is True
+    assert t.token_entropy(TOKENS[:2], state, FlareContext(theta=0.5)) is False  # 0.36 < 0.5
+    assert t.token_entropy(TOKENS[:2], {"step": {"tops": [sure]}},
+                           FlareContext(theta=0.99)) is False
+    assert t.token_entropy(TOKENS[:2], state, FlareContext(theta=0.0)) is False
+    with pytest.raises(NoLogprobs, match="top-20"):
+        t.token_entropy(TOKENS[:2], {"step": {}}, FlareContext())
+
+
+def test_only_a_trigger_that_needs_them_makes_the_client_ask_for_top_logprobs():
+    from activerag.nodes.triggers import top_logprobs_for
+
+    assert top_logprobs_for(FlareContext(trigger="entropy")) == 20
+    assert top_logprobs_for(FlareContext()) == 1
+    assert top_logprobs_for(object()) == 1  # a context without triggers (REPLUG's, FB-RAG's)
+
+
+def test_the_lm_client_keeps_each_tokens_alternatives_when_asked_and_says_when_short():
+    from activerag.errors import NoLogprobs
+    from activerag.lm import _tokens_of
+
+    info = {"logprobs": {"tokens": ["A", "b"], "token_logprobs": [-0.1, -0.2],
+                         "text_offset": [0, 1],
+                         "top_logprobs": [{"A": -0.1, "B": -2.5}, {"b": -0.2, "c": -1.8}]}}
+    got = _tokens_of("Ab", info, 0, "u", want=2)
+    assert [t.top for t in got] == [(-0.1, -2.5), (-0.2, -1.8)]
+    assert [t.top for t in _tokens_of("Ab", info, 0, "u")] == [(), ()]
+    with pytest.raises(NoLogprobs, match="returned 2 top logprobs where 20 were asked"):
+        _tokens_of("Ab", info, 0, "u", want=20)

@@ -52,3 +52,13 @@ def test_demo_says_whether_each_answer_matches_the_gold(vllm_url, tmp_path, monk
     verdicts = out.count("-> matches the gold") + out.count("-> does NOT match the gold")
     assert verdicts == 2
     assert "of 2 demo answers match the gold" in out
+
+
+def test_ask_with_the_entropy_trigger_against_the_real_server(vllm_url, demo_store, capsys):
+    question = "In which country are the headquarters of Shatil Guild?"
+    rc = main(["ask", "--json", "--trigger", "entropy", "--theta", "1.0", "--max-sentences", "2",
+               "--base-url", vllm_url, "--store", str(demo_store), question])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    # θ = 1 fires on any doubt: a 135M model is never certain of a whole sentence
+    assert out["trace"] and all(step["retrieved"] for step in out["trace"])

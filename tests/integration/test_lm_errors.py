@@ -1,5 +1,7 @@
 """Errors of the LM client against the real server (and one against a refusing port)."""
 
+import math
+
 import pytest
 
 from activerag.errors import LMServerUnreachable, ModelMismatch, PromptTooLong
@@ -44,3 +46,11 @@ async def test_stop_string_trims_tokens_by_offset(vllm_url):
     assert gen.text == " 5, 6,"
     assert gen.stop_reason == " 7"
     assert "".join(t.text for t in gen.tokens) == gen.text
+
+
+async def test_the_client_returns_twenty_alternatives_per_token_when_asked(vllm_url):
+    gen = await VLLMClient(vllm_url, top_logprobs=20).generate("1, 2, 3, 4,", max_tokens=6)
+    assert gen.tokens and all(len(t.top) >= 20 for t in gen.tokens)
+    assert all(sum(math.exp(v) for v in t.top) <= 1.0 + 1e-6 for t in gen.tokens)
+    plain = await VLLMClient(vllm_url).generate("1, 2, 3, 4,", max_tokens=6)
+    assert all(t.top == () for t in plain.tokens)
