@@ -59,7 +59,7 @@ MUTANTS := 'activerag.nodes.logic.*' 'activerag.nodes.replug_logic.*' 'activerag
 .PHONY: mutation
 mutation: setup
 	@rm -rf $(MUTATION_DIR) && mkdir -p $(MUTATION_DIR)
-	@cp -r activerag tests setup.cfg pyproject.toml $(MUTATION_DIR)/
+	@cp -r activerag tests setup.cfg pyproject.toml README.md $(MUTATION_DIR)/
 	@for d in graphs nodes stores; do cp -r $$d $(MUTATION_DIR)/activerag/$$d; done
 	@find $(MUTATION_DIR) -name __pycache__ -prune -exec rm -rf {} +
 	@echo "mutmut run in $(MUTATION_DIR) (log: $(MUTATION_DIR)/run.log)"

@@ -249,3 +249,30 @@ def plot_fb_rag(tables: dict) -> None:
 
 
 plot_fb_rag(fb_tables)
+
+
+def recall_table() -> None:
+    """Gold-chunk recall of stage II's ranking against the question's own (OP-RAG), paired:
+    the direction check a small model can show even where F1 cannot."""
+    lines = ["### Gold-chunk recall at Y = 500 words: FB-RAG's rankings against the question's "
+             "BM25 (OP-RAG), paired bootstrap on the same questions\n",
+             "| dataset | method | gold_chunk_recall | difference from op_rag | p |",
+             "|---|---|---|---|---|"]
+    for ds, name in FB_DATASETS.items():
+        run = RUNS / f"fbrag-{ds}-y500"
+        if not (run / "examples.jsonl").exists():
+            continue
+        summary = summarise_methods(Run(run).rows(), ["op_rag", "fb_rag", "fb_rag_fb"])
+        for method, s in summary.items():
+            vs = s.get("vs_first", {})
+            diff = f"{vs['gold_chunk_recall_diff']:+.3f}" if vs else "-"
+            p = "-" if not vs else "<0.001" if vs["gold_chunk_recall_p"] < 0.001 else (
+                f"{vs['gold_chunk_recall_p']:.3f}")
+            lo, hi = s["gold_chunk_recall_ci"]
+            lines.append(f"| {name} | {method} | {s['gold_chunk_recall']:.3f} [{lo:.3f}, "
+                         f"{hi:.3f}] | {diff} | {p} |")
+    (OUT / "fbrag-recall.md").write_text("\n".join(lines) + "\n")
+    print((OUT / "fbrag-recall.md").read_text())
+
+
+recall_table()

@@ -7,3 +7,8 @@ for ds in hotpotqa 2wiki500; do
     --out "runs/fbrag-oracle-$ds"
 done
 python benchmarks/fb_rag_cost.py --n "${N_COST:-4}" | tee runs/fbrag-cost.md
+# X = 1500 -> Y = 1000 over 3,000-word contexts (stage I then reads half of the context)
+[ -f "$L/hotpotqa-3000w.jsonl" ] || activerag longctx build --dataset hotpotqa --words 3000 --n 100
+activerag eval --dataset "$L/hotpotqa-3000w.jsonl" --n "${N_3000:-15}" --concurrency 2 \
+  --cache-samples --methods fb_rag,op_rag,long_context --recall-words 1500 --read-words 1000 \
+  --run runs/fbrag-hotpotqa3000-y1000
