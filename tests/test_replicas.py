@@ -45,6 +45,8 @@ def test_the_sticky_key_is_the_blocks_else_the_prompts_last_question():
     prompt = "Question: exemplar?\nAnswer: x\n\nQuestion: Where was Ada born?\nAnswer: She"
     assert sticky_key(prompt) == "Question: Where was Ada born?"
     assert sticky_key("no question here") == "no question here"
+    # the line alone: what follows it (the answer so far, growing) does not move the key
+    assert sticky_key("Question: Who?\nAnswer: A.\nB.\n") == "Question: Who?"
     with sticky("q1"):
         assert sticky_key(prompt) == "q1"
     assert sticky_key(prompt) == "Question: Where was Ada born?"
