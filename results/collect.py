@@ -214,6 +214,12 @@ merged_table("fbrag-hotpotqa-light-model",
               "fbrag-hotpotqa-gemma-light": {"fb_rag": "fb_rag, Gemma light"}},
              ["fb_rag, SmolLM2 light", "fb_rag, Gemma light", "op_rag"],
              only_done="fb_rag, Gemma light", columns=LONG_CONTEXT_COLUMNS)
+merged_table("fbrag-hotpotqa-3000w",
+             "FB-RAG at X = 1,500 -> Y = 1,000 over HotpotQA contexts of about 3,000 words "
+             "(stage I reads half of the context): SmolLM2-135M-Instruct samples (K = 5), Gemma "
+             "3 270M reads; two questions at a time; p: paired bootstrap against fb_rag",
+             {"fbrag-hotpotqa3000-y1000": None}, ["fb_rag", "op_rag", "long_context"],
+             columns=LONG_CONTEXT_COLUMNS)
 if (RUNS / "fbrag-cost.md").exists():
     shutil.copy(RUNS / "fbrag-cost.md", OUT / "fbrag-cost.md")
 
