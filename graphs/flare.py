@@ -59,7 +59,7 @@ def build_next_sentence_graph(lm: LM | None = None, retriever: BaseRetriever | N
                               splitter: SentenceSplitter | None = None, *,
                               checkpointer: Checkpointer = None) -> Compiled:
     """Retrieve at every sentence with the whole next sentence as query (Table 3, "Next")."""
-    return build_flare_graph(lm, retriever, splitter, gate=flare.always_fire,
+    return build_flare_graph(lm, retriever, splitter, gate=triggers.always_fire,
                              formulate_query=flare.whole_draft_query, name="next_sentence",
                              checkpointer=checkpointer)
 

@@ -13,7 +13,6 @@ from activerag.nodes.logic import (
     low_confidence_spans,
     masked_query,
     question_words,
-    should_retrieve,
 )
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import question_prompt
@@ -37,20 +36,6 @@ def make_draft(parts: Parts) -> Node:
                          "complete": gen.complete, "seen": docs, **tops}, **lm_cost(gen)}
 
     return draft
-
-
-def confidence_gate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
-    """Node: fire retrieval if any draft token has probability below θ (FLARE §3.2.1),
-    whatever trigger the context names (graphs default to `triggers.trigger_gate`)."""
-    step = state.get("step", {})
-    probs = [p for _, p, _ in step.get("tokens", [])]
-    fire = bool(step.get("draft", "").strip()) and should_retrieve(probs, runtime.context.theta)
-    return {"step": {"fire": fire}}
-
-
-def always_fire(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
-    """Node: retrieve for every sentence (Table 3's setting)."""
-    return {"step": {"fire": bool(state.get("step", {}).get("draft", "").strip())}}
 
 
 def route_after_gate(state: FlareState) -> Literal["formulate_query", "accept"]:

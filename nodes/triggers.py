@@ -67,13 +67,27 @@ def trigger_named(name: str) -> Trigger:
     return TRIGGERS[name]
 
 
-def trigger_gate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
-    """Node: fire retrieval when the context's trigger says so for a non-empty draft."""
+def _fire(trigger: Trigger, state: FlareState, ctx: FlareContext) -> Update:
     step: dict[str, Any] = dict(state.get("step", {}))
     if not step.get("draft", "").strip():
         return {"step": {"fire": False}}
-    fire = trigger_named(runtime.context.trigger)(step.get("tokens", []), state, runtime.context)
-    return {"step": {"fire": bool(fire)}}
+    return {"step": {"fire": bool(trigger(step.get("tokens", []), state, ctx))}}
+
+
+def trigger_gate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
+    """Node: fire retrieval when the context's trigger says so for a non-empty draft."""
+    return _fire(trigger_named(runtime.context.trigger), state, runtime.context)
+
+
+def fixed_gate(trigger: Trigger, name: str) -> Callable[..., Update]:
+    """A gate node that asks TRIGGER whatever the context names (`build_flare_graph(gate=...)`)."""
+
+    def gate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
+        return _fire(trigger, state, runtime.context)
+
+    gate.__name__ = name
+    gate.__doc__ = f"Node: the {name.removesuffix('_gate')} trigger as a fixed gate."
+    return gate
 
 
 @register("min_prob")
@@ -119,10 +133,6 @@ def every_n(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
     return (before + len(tokens)) // ctx.trigger_n > before // ctx.trigger_n
 
 
-def mean_surprisal_gate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
-    """The mean-surprisal trigger as a gate node whatever the context names (a graph built
-    with `gate=mean_surprisal_gate`)."""
-    step = state.get("step", {})
-    fire = bool(step.get("draft", "").strip()) and mean_surprisal(
-        step.get("tokens", []), state, runtime.context)
-    return {"step": {"fire": fire}}
+mean_surprisal_gate = fixed_gate(mean_surprisal, "mean_surprisal_gate")
+always_fire = fixed_gate(always, "always_fire")
+"""Retrieve for every sentence (Table 3's setting, the "next sentence" graph's gate)."""
