@@ -66,7 +66,11 @@ def token_prf(prediction: str, gold: str) -> tuple[float, float, float]:
     special = ("yes", "no", "noanswer")
     if (p_norm in special or g_norm in special) and p_norm != g_norm:
         return 0.0, 0.0, 0.0
-    p, g = p_norm.split(), g_norm.split()
+    return _overlap_prf(p_norm.split(), g_norm.split())
+
+
+def _overlap_prf(p: list[str], g: list[str]) -> tuple[float, float, float]:
+    """Precision, recall and F1 of the tokens P and G have in common (counted with repeats)."""
     common = sum((Counter(p) & Counter(g)).values())
     if common == 0:
         return 0.0, 0.0, 0.0
@@ -77,15 +81,8 @@ def token_prf(prediction: str, gold: str) -> tuple[float, float, float]:
 def qa_f1(prediction: str, golds: Iterable[str]) -> float:
     """LongBench's qa_f1: the best token F1 over the gold answers, after SQuAD normalisation,
     with no special case for yes/no ("Yes, both are." earns partial credit against "yes")."""
-    best = 0.0
     p = normalize(prediction).split()
-    for gold in golds:
-        g = normalize(gold).split()
-        common = sum((Counter(p) & Counter(g)).values())
-        if common:
-            precision, recall = common / len(p), common / len(g)
-            best = max(best, 2 * precision * recall / (precision + recall))
-    return best
+    return max((_overlap_prf(p, normalize(g).split())[2] for g in golds), default=0.0)
 
 
 def best_prf(prediction: str, golds: Iterable[str]) -> tuple[float, float, float]:
