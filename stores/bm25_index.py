@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import shutil
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,9 +31,10 @@ FOLDER = "bm25s"
 META = "activerag.json"
 
 
-def okapi_idf(df: int, n: int) -> float:
-    """Robertson's idf as rank-bm25 computes it (may be negative)."""
-    return math.log(n - df + 0.5) - math.log(df + 0.5)
+def okapi_idf(df: np.ndarray, n: int) -> np.ndarray:
+    """Robertson's idf of document frequencies DF among N passages, as rank-bm25 computes it
+    (negative for terms in more than half of them)."""
+    return np.log(n - df + 0.5) - np.log(df + 0.5)
 
 
 def line_offsets(file: Path) -> np.ndarray:
@@ -63,21 +62,22 @@ class BM25Index:
         retriever = bm25s.BM25(k1=K1, b=B, method="robertson", dtype="float64")
         retriever.index(list(tokens), show_progress=False)
         n = len(tokens)
-        df: Counter[str] = Counter()
-        for doc in tokens:
-            df.update(set(doc))
-        idf = {t: okapi_idf(c, n) for t, c in df.items()}
-        floor = EPSILON * sum(idf.values()) / max(1, len(idf))
         scores = retriever.scores
+        indptr, indices = scores["indptr"], scores["indices"]
+        # bm25s keeps an entry for every (passage, term) pair, zero-scored ones too, so a
+        # column's length is the term's document frequency; its vocabulary also holds an empty
+        # token that no passage has, which rank-bm25's vocabulary does not
+        df = np.diff(np.asarray(indptr))
+        cols = np.flatnonzero(df > 0)
+        idf = okapi_idf(df[cols], n)
+        floor = EPSILON * float(idf.mean()) if len(cols) else 0.0
         lengths = np.fromiter((len(d) for d in tokens), dtype=np.float64, count=n)
         norm = K1 * (1 - B + B * lengths / max(lengths.mean(), 1e-9))
-        for term, value in idf.items():
-            if value >= 0:
-                continue
-            col = retriever.vocab_dict[term]
-            start, end = scores["indptr"][col], scores["indptr"][col + 1]
-            docs = scores["indices"][start:end]
-            tf = np.array([tokens[d].count(term) for d in docs], dtype=np.float64)
+        term_of = {col: term for term, col in retriever.vocab_dict.items()}
+        for col in cols[idf < 0]:
+            start, end = indptr[col], indptr[col + 1]
+            docs = indices[start:end]
+            tf = np.array([tokens[d].count(term_of[col]) for d in docs], dtype=np.float64)
             scores["data"][start:end] = floor * tf / (norm[docs] + tf)
         return cls(retriever, n)
 
