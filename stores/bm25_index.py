@@ -65,16 +65,15 @@ class BM25Index:
         scores = retriever.scores
         indptr, indices = scores["indptr"], scores["indices"]
         # bm25s keeps an entry for every (passage, term) pair, zero-scored ones too, so a
-        # column's length is the term's document frequency; its vocabulary also holds an empty
-        # token that no passage has, which rank-bm25's vocabulary does not
+        # column's length is the term's document frequency (its vocabulary's empty token,
+        # for unknown query words, has no column)
         df = np.diff(np.asarray(indptr))
-        cols = np.flatnonzero(df > 0)
-        idf = okapi_idf(df[cols], n)
-        floor = EPSILON * float(idf.mean()) if len(cols) else 0.0
+        idf = okapi_idf(df, n)
+        floor = EPSILON * float(idf.mean()) if len(df) else 0.0
         lengths = np.fromiter((len(d) for d in tokens), dtype=np.float64, count=n)
         norm = K1 * (1 - B + B * lengths / max(lengths.mean(), 1e-9))
         term_of = {col: term for term, col in retriever.vocab_dict.items()}
-        for col in cols[idf < 0]:
+        for col in np.flatnonzero(idf < 0):
             start, end = indptr[col], indptr[col + 1]
             docs = indices[start:end]
             tf = np.array([tokens[d].count(term_of[col]) for d in docs], dtype=np.float64)

@@ -139,3 +139,4 @@ def test_longbench_qa_f1_gives_yes_no_partial_credit_and_takes_the_best_gold():
     assert qa_f1("The Empire of Brazil", ["Argentina", "Empire of Brazil"]) == 1.0
     assert qa_f1("Paris", ["Rome"]) == 0.0
     assert qa_f1("", ["Rome"]) == 0.0
+    assert qa_f1("Rome", []) == 0.0  # no gold answer: nothing to earn

@@ -150,3 +150,21 @@ def test_the_lm_client_keeps_each_tokens_alternatives_when_asked_and_says_when_s
     assert [t.top for t in _tokens_of("Ab", info, 0, "u")] == [(), ()]
     with pytest.raises(NoLogprobs, match="returned 2 top logprobs where 20 were asked"):
         _tokens_of("Ab", info, 0, "u", want=20)
+
+
+def test_the_gate_never_fires_on_an_empty_draft_and_reads_no_tokens_as_none_below_theta():
+    from langgraph.runtime import Runtime
+
+    from activerag.nodes.triggers import always_fire, trigger_gate
+
+    always = Runtime(context=FlareContext(trigger="always"))
+    unsure = [("x", 0.1, 0)]
+    for state in ({"step": {"draft": "  ", "tokens": unsure}}, {"step": {"tokens": unsure}},
+                  {"step": {}}, {}):
+        assert trigger_gate(state, always) == {"step": {"fire": False}}
+        assert always_fire(state, always) == {"step": {"fire": False}}
+    assert trigger_gate({"step": {"draft": "Hi."}}, always) == {"step": {"fire": True}}
+    min_prob = Runtime(context=FlareContext(theta=0.5))
+    assert trigger_gate({"step": {"draft": "Hi."}}, min_prob) == {"step": {"fire": False}}
+    assert trigger_gate({"step": {"draft": "Hi.", "tokens": unsure}}, min_prob) == {
+        "step": {"fire": True}}
