@@ -48,18 +48,20 @@ def replicated(base_url: str, model: str, top_logprobs: int = 1) -> LM:
     if len(endpoints) == 1:
         return Replicas([VLLMClient(endpoints[0], model or None,  # type: ignore[return-value]
                                     top_logprobs=top_logprobs)])
-    failures = []
-    for url in endpoints:
-        if model:
-            break
-        try:
-            model = VLLMClient(url).model
-        except LMServerUnreachable as exc:
-            failures.append(str(exc))
-    if not model:
-        raise LMServerUnreachable("no replica of base_url answers: " + " | ".join(failures))
+    model = model or _served_model(endpoints)
     return Replicas([VLLMClient(url, model, top_logprobs=top_logprobs)  # type: ignore[return-value]
                      for url in endpoints])
+
+
+def _served_model(endpoints: list[str]) -> str:
+    """The model served by the first of ENDPOINTS that answers."""
+    failures = []
+    for url in endpoints:
+        try:
+            return VLLMClient(url).model
+        except LMServerUnreachable as exc:
+            failures.append(str(exc))
+    raise LMServerUnreachable("no replica of base_url answers: " + " | ".join(failures))
 
 
 def _lm(base_url: str, model: str, cache_file: Path | None, top_logprobs: int = 1) -> LM:
