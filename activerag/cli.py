@@ -12,7 +12,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from activerag.context import FBRagContext, FlareContext
+from activerag.context import AppContext, FBRagContext, FlareContext
 from activerag.errors import ActiveRagError
 from activerag.report import format_stage, format_step
 from activerag.server import DEFAULT_MAX_MODEL_LEN
@@ -20,13 +20,15 @@ from activerag.settings import Settings
 
 
 def _context(args: argparse.Namespace, settings: Settings) -> FlareContext:
-    given = {f.name: getattr(args, f.name) for f in fields(FlareContext)
+    # the app's own setting makes the context the app's (a FlareContext with it)
+    cls = AppContext if getattr(args, "min_confidence", None) is not None else FlareContext
+    given = {f.name: getattr(args, f.name) for f in fields(cls)
              if getattr(args, f.name, None) is not None}
     given.setdefault("base_url", settings.url)
     given.setdefault("store_dir", str(settings.stores))
     if settings.model and "model" not in given:
         given["model"] = settings.model
-    return FlareContext(**given)
+    return cls(**given)
 
 
 FB_OPTIONS = {"light_url": "light_base_url", "strong_url": "base_url",
@@ -78,6 +80,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trigger-n", dest="trigger_n", type=int,
                    help="every_n's period in answer tokens (default 16)")
     p.add_argument("--k", type=int, help="documents per retrieval (default 2)")
+    p.add_argument("--min-confidence", dest="min_confidence", type=float,
+                   help="app: FLARE answers when single-time retrieval's geometric-mean token "
+                        "probability is below this (default 0.5)")
     p.add_argument("--query", dest="query_formulation", choices=["implicit", "explicit"])
     p.add_argument("--mask-unit", dest="mask_unit", choices=["token", "word"],
                    help="implicit queries mask tokens below β (default) or whole words")
@@ -434,7 +439,7 @@ def parser() -> argparse.ArgumentParser:
     e.set_defaults(func=_eval)
 
     w = sub.add_parser("sweep", help="the paper's ablations: tables and plots")
-    w.add_argument("kind", choices=["theta", "beta", "next_previous", "window", "all"])
+    w.add_argument("kind", choices=["theta", "beta", "next_previous", "window", "trigger", "app", "all"])
     w.add_argument("--dataset", default="2wiki")
     w.add_argument("--n", type=int, default=100)
     w.add_argument("--concurrency", type=int, default=4)

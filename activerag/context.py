@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import os
-from dataclasses import dataclass
-from typing import Literal
+import textwrap
+from dataclasses import dataclass, fields
+from types import MappingProxyType
+from typing import Literal, TypeVar
 
 from activerag.server import CATALOGUE, CatalogueModel
 
@@ -13,6 +17,37 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(name, default)
 
 
+C = TypeVar("C", bound=type)
+
+
+def _attribute_docs(cls: type) -> dict[str, str]:
+    """The docstrings written under the annotated attributes of CLS's own body."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError):
+        return {}
+    body = tree.body[0].body if isinstance(tree.body[0], ast.ClassDef) else []
+    return {stmt.target.id: " ".join(doc.value.value.split())
+            for stmt, doc in zip(body, body[1:], strict=False)
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+            and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
+            and isinstance(doc.value.value, str)}
+
+
+def documented(cls: C) -> C:
+    """Give each field of dataclass CLS its attribute docstring (the nearest class's that has
+    one) as its description, so that the JSON schema, which Studio renders as the settings
+    form, says what the field means; the docstring stays the one source."""
+    docs: dict[str, str] = {}
+    for base in reversed(cls.__mro__):
+        docs.update(_attribute_docs(base))
+    for f in fields(cls):
+        if f.name in docs:
+            f.metadata = MappingProxyType({**f.metadata, "description": docs[f.name]})
+    return cls
+
+
+@documented
 @dataclass(kw_only=True)
 class ServingContext:
     """Where the LM and the documents come from, and how prompts are put: every method
@@ -55,6 +90,7 @@ class ServingContext:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
 
 
+@documented
 @dataclass(kw_only=True)
 class FlareContext(ServingContext):
     """Thresholds, limits, model and endpoint of one run; defaults follow FLARE Table 9 (2Wiki)."""
@@ -127,6 +163,7 @@ class FlareContext(ServingContext):
             raise ValueError(f"query_tokens must be -1, 0 or positive, got {self.query_tokens}")
 
 
+@documented
 @dataclass(kw_only=True)
 class ReplugContext(ServingContext):
     """Settings of one REPLUG run (Shi et al. 2023): how many documents, how they are weighted
@@ -165,6 +202,7 @@ _LIGHT, _STRONG = CATALOGUE["smollm2-135m"], CATALOGUE["gemma-3-270m"]
 """FB-RAG's default light sampler and strong reader."""
 
 
+@documented
 @dataclass(kw_only=True)
 class FBRagContext(ServingContext):
     """Settings of one FB-RAG run (Chawla et al. 2025) and of its baselines over the same
@@ -202,8 +240,11 @@ class FBRagContext(ServingContext):
     sample_tokens: int = 96
     """Token budget of one sample (the answer's 32 plus 64 for the rationale)."""
     temperature: float = 1.0
+    """The light LM's sampling temperature (stage II)."""
     top_p: float = 0.9
+    """The light LM's nucleus: sample from the tokens holding this much probability."""
     top_k: int = 50
+    """The light LM samples from its k most likely next tokens."""
     seed: int | None = None
     """Sampling seed; None: unseeded. A seeded request crashed vLLM's CPU engine here ("CPU
     Generator does not use offset") when its long prompt was prefilled in chunks, so seed
@@ -231,3 +272,24 @@ class FBRagContext(ServingContext):
             raise ValueError("temperature, eta_b and eta_f must not be negative")
         if self.eta_b == self.eta_f == 0:
             raise ValueError("eta_b and eta_f are both 0: nothing would rank the chunks")
+
+
+@documented
+@dataclass(kw_only=True)
+class AppContext(FlareContext):
+    """Settings of the adaptive QA app (graphs/apps.py): FLARE's and single-time retrieval's
+    (the fields it shares with FlareContext), when FLARE takes over, and FB-RAG's settings for
+    questions that bring their own long context."""
+
+    min_confidence: float = 0.5
+    """Keep single-time retrieval's answer when the geometric mean of its tokens'
+    probabilities is at least this; below it FLARE answers instead (0: never FLARE; above 1:
+    always)."""
+    fb: FBRagContext | None = None
+    """FB-RAG's settings for a question that comes with a long context (None: FBRagContext's
+    defaults over this run's store)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.min_confidence < 0:
+            raise ValueError(f"min_confidence must not be negative, got {self.min_confidence}")

@@ -105,6 +105,8 @@ def row_of(name: str, example: Example, out: dict[str, Any], seconds: float) -> 
         "retrieval_steps": out.get("retrieval_steps", 0),
         **({"certified": out["certified"]} if "certified" in out else {}),
         **long_context_fields(example, out),
+        **({"route": out.get("route", ""), "confidence": out.get("confidence")}
+           if "runs" in out else {}),  # the adaptive app: which method answered, and why
         "group": example.group,
         "seconds": seconds,
     }
@@ -142,6 +144,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out["words_read"] = sum(r.get("words_read", 0) for r in rows) / n
         out["fallback_rate"] = sum(1 for r in rows if r.get("route") == "long_context") / n
         out["latency_seconds"] = sum(latency(r) for r in rows) / n
+    if any("confidence" in r for r in rows):  # the adaptive app
+        out["flare_share"] = sum(1 for r in rows if r.get("route") == "flare") / n
     return out
 
 

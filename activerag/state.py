@@ -229,3 +229,33 @@ class FBRagState(TypedDict):
     prompt_tokens: NotRequired[Annotated[int, operator.add]]  # prompt tokens sent
     retrievals: NotRequired[Annotated[int, operator.add]]  # store searches
     retrieved_titles: NotRequired[Annotated[list[str], operator.add]]  # retrieved titles
+
+
+class AppInput(TypedDict):
+    """What a caller of the adaptive QA app passes in."""
+    question: str  # the question
+    context: NotRequired[str]  # its own long context, if it has one (then FB-RAG answers)
+
+
+class AppOutput(TypedDict):
+    """What the adaptive QA app gives back: the answer, the route that gave it, and the
+    output of every method graph it ran."""
+    answer: str  # the answer of the last method that ran
+    route: str  # fb_rag, single, or flare (single answered first and was not sure enough)
+    confidence: NotRequired[float | None]  # single's geometric-mean token probability
+    trace: NotRequired[list[StepTrace]]  # the answering graph's sentences (none for FB-RAG)
+    runs: NotRequired[dict[str, dict]]  # each method graph's whole output, by name
+    lm_calls: NotRequired[int]  # LM requests made, every method's
+    generated_tokens: NotRequired[int]  # tokens generated, every method's
+    prompt_tokens: NotRequired[int]  # prompt tokens sent, every method's
+    retrievals: NotRequired[int]  # retriever calls, every method's
+    retrieval_steps: NotRequired[int]  # times documents were retrieved, every method's
+    answer_tokens: NotRequired[int]  # tokens in the answer
+    retrieved_titles: NotRequired[list[str]]  # titles of every document retrieved, in order
+
+
+class AppState(AppOutput, total=False):
+    """Internal state of the adaptive QA app (no reducers: each method's node writes the run's
+    totals so far, and `start` clears them for a new run on the same thread)."""
+    question: str  # the question
+    context: str  # its own long context, if any

@@ -4,7 +4,10 @@ theta: θ from 0 to 1, EM against the retrieval rate (Figure 5); beta: β over 0
 (Table 5) with per-token masking, and with whole-word masking, with and without the
 question's words kept; next_previous: next vs previous sentence, retrieving every sentence
 (Table 3);
-window: previous-window queries of 16/32/48/all tokens (Table 4).
+window: previous-window queries of 16/32/48/all tokens (Table 4);
+trigger: every registered trigger over thresholds chosen before the run (nodes/triggers.py), F1
+against the retrieval rate and against LM calls, with the Pareto front marked; app: the adaptive
+app (graphs/apps.py) over its min_confidence against always-single and always-FLARE.
 """
 
 from __future__ import annotations
@@ -37,10 +40,37 @@ SWEEPS: dict[str, list[tuple[str, float, str, dict[str, Any]]]] = {
                       ("next", 1, "next_sentence", {})],
     "window": [(f"query={n if n > 0 else 'all'}", n, "previous_window", {"query_tokens": n})
                for n in (16, 32, 48, -1)],
+    "trigger": [
+        *[(f"min_prob θ={t}", t, "flare", {"trigger": "min_prob", "theta": t})
+          for t in (0.2, 0.4, 0.8)],
+        *[(f"mean_surprisal θ={t}", t, "flare", {"trigger": "mean_surprisal", "theta": t})
+          for t in (0.6, 0.8, 0.9)],
+        *[(f"entropy θ={t}", t, "flare", {"trigger": "entropy", "theta": t})
+          for t in (0.3, 0.5, 0.7)],
+        *[(f"every_n n={n}", n, "flare", {"trigger": "every_n", "trigger_n": n})
+          for n in (16, 32)],
+        ("never", 0, "flare", {"trigger": "never"}),
+        ("always", 1, "flare", {"trigger": "always"}),
+    ],
+    "app": [
+        ("single", 0, "single", {}),
+        ("flare", 1, "flare", {}),
+        *[(f"app min_confidence={c}", c, "app", {"min_confidence": c})
+          for c in (0.3, 0.4, 0.5, 0.6, 0.7)],
+    ],
 }
 COLUMNS = ("em", "f1", "precision", "recall", "retrieval_rate", "retrievals_per_question",
            "retrievals_per_100_tokens", "lm_calls_per_question", "generated_tokens",
            "seconds_per_question")
+APP_COLUMNS = ("em", "f1", "flare_share", "lm_calls_per_question", "retrievals_per_question",
+               "generated_tokens", "seconds_per_question")
+# sweep -> the costs its plot and Pareto fronts put F1 against: (key, name, axis label, scale)
+COSTS: dict[str, list[tuple[str, str, str, float]]] = {
+    "trigger": [("retrieval_rate", "retrieval rate", "sentences that retrieved (%)", 100),
+                ("lm_calls_per_question", "LM calls per question", "LM calls per question", 1)],
+    "app": [("lm_calls_per_question", "LM calls per question", "LM calls per question", 1),
+            ("generated_tokens", "tokens generated", "tokens generated (all questions)", 1)],
+}
 
 
 async def run_sweep(name: str, folder: Path, dataset: str, examples: list[Example],
@@ -69,7 +99,21 @@ def table(name: str, rows: list[tuple[str, float, dict[str, Any]]], result: dict
     if warning:
         out += [f"**{warning}**", ""]
     summary = {label: s for label, _, s in rows}
-    return "\n".join(out) + "\n" + markdown_table(summary, COLUMNS, "variant")
+    columns = APP_COLUMNS if name == "app" else COLUMNS
+    text = "\n".join(out) + "\n" + markdown_table(summary, columns, "variant")
+    for cost, what, _, _ in COSTS.get(name, []):
+        front = pareto([(label, s[cost], s["f1"]) for label, _, s in rows])
+        text += f"\nPareto front of F1 against {what}: {', '.join(front)}\n"
+    return text
+
+
+def pareto(points: list[tuple[str, float, float]]) -> list[str]:
+    """The labels of the points (label, cost, quality) that no other point dominates (as cheap
+    or cheaper and at least as good, better in one), cheapest first."""
+    front = [(cost, -quality, label) for label, cost, quality in points
+             if not any(c <= cost and q >= quality and (c, q) != (cost, quality)
+                        for _, c, q in points)]
+    return [label for _, _, label in sorted(front)]
 
 
 def _error_bars(summaries: list[dict[str, Any]], metric: str) -> list[list[float]]:
@@ -89,6 +133,9 @@ def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise ImportError("plots need matplotlib: pip install 'activerag[plot]'") from exc
+    if name in COSTS:
+        _plot_costs(name, rows, path, result, plt)
+        return
     fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
     labels = [label for label, _, _ in rows]
     if name == "theta":
@@ -137,6 +184,42 @@ def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
     ax.set_title(f"{name} sweep, {result['dataset']} (n={result['n']})")
     ax.legend()
     ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _plot_costs(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
+                result: dict[str, Any], plt: Any) -> None:
+    """F1 against each of the sweep's costs, one series per family of variants (the label's
+    first word), the Pareto front dashed."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), dpi=120, sharey=True)
+    families: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for label, _, s in rows:
+        families.setdefault(label.split(" ")[0], []).append((label, s))
+    for ax, (cost, _, xlabel, scale) in zip(axes, COSTS[name], strict=True):
+        for (family, points), marker in zip(families.items(), "osD^vP*X", strict=False):
+            points = sorted(points, key=lambda p: p[1][cost])
+            ax.errorbar([s[cost] * scale for _, s in points], [s["f1"] * 100 for _, s in points],
+                        yerr=_error_bars([s for _, s in points], "f1"), marker=marker,
+                        capsize=3, label=family, alpha=0.85)
+            for label, s in points:
+                knob = label.partition(" ")[2]
+                if knob:
+                    ax.annotate(knob, (s[cost] * scale, s["f1"] * 100), fontsize=7,
+                                textcoords="offset points", xytext=(4, 4))
+        by_label = {label: s for label, _, s in rows}
+        front = pareto([(label, s[cost], s["f1"]) for label, s in by_label.items()])
+        ax.step([by_label[label][cost] * scale for label in front],
+                [by_label[label]["f1"] * 100 for label in front], where="post", color="black",
+                linestyle="--", linewidth=1, label="Pareto front")
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("F1 (%), bars: 95% intervals")
+    axes[0].set_ylim(bottom=0)
+    axes[1].legend(fontsize=8)
+    title = "retrieval triggers" if name == "trigger" else "adaptive app against its parts"
+    fig.suptitle(f"{title}, {result['dataset']} (n={result['n']})")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -5,8 +5,15 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from typing import Any
 
-from activerag.context import FBRagContext, FlareContext, ReplugContext, ServingContext
+from activerag.context import (
+    AppContext,
+    FBRagContext,
+    FlareContext,
+    ReplugContext,
+    ServingContext,
+)
 from activerag.errors import ActiveRagError
+from activerag.graphs.apps import graph as app_graph
 from activerag.graphs.baselines import no_retrieval_graph, single_graph
 from activerag.graphs.emitting import instruct_graph, self_ask_graph
 from activerag.graphs.fb_rag import graph as fb_rag_graph
@@ -49,6 +56,9 @@ METHODS: dict[str, tuple[Any, dict[str, Any]]] = {
     "vanilla_rag": (vanilla_rag_graph, {}),
     "op_rag": (op_rag_graph, {}),
     "self_route": (self_route_graph, {}),
+    # the adaptive app: FB-RAG for a long context, else single-time retrieval, then FLARE
+    # when single's answer is unsure (graphs/apps.py)
+    "app": (app_graph, {}),
 }
 FB_RAG_GRAPHS = (fb_rag_graph, long_context_graph, vanilla_rag_graph, op_rag_graph,
                  self_route_graph)
@@ -67,6 +77,10 @@ def method(name: str, context: FlareContext,
     if graph in FB_RAG_GRAPHS:
         base = fb_context or FBRagContext(store_dir=context.store_dir)
         return graph, replace(base, **overrides)
+    if graph is app_graph:
+        given = {f.name: getattr(context, f.name) for f in fields(AppContext)
+                 if f.name != "fb" and hasattr(context, f.name)}
+        return graph, AppContext(**{**given, **overrides}, fb=fb_context)
     if graph is replug_graph:
         return graph, ReplugContext(**{f: getattr(context, f) for f in _SERVING}, **overrides)
     return graph, replace(context, **overrides)

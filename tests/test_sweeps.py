@@ -1,0 +1,62 @@
+"""The trigger sweep's Pareto front, table and plot, from literal summaries."""
+
+from activerag.nodes.triggers import TRIGGERS
+from activerag.sweeps import SWEEPS, pareto, plot, table
+
+
+def test_pareto_keeps_points_no_other_beats_cheapest_first():
+    points = [("a", 1.0, 0.10), ("b", 2.0, 0.30), ("c", 3.0, 0.20), ("d", 0.5, 0.05),
+              ("e", 2.0, 0.25), ("f", 4.0, 0.40)]
+    assert pareto(points) == ["d", "a", "b", "f"]
+
+
+def test_pareto_ties_on_both_axes_keep_both_and_cost_ties_keep_the_better():
+    assert pareto([("x", 1.0, 0.2), ("y", 1.0, 0.2)]) == ["x", "y"]
+    assert pareto([("x", 1.0, 0.2), ("y", 1.0, 0.3)]) == ["y"]
+    assert pareto([("x", 1.0, 0.3), ("y", 2.0, 0.3)]) == ["x"]
+
+
+def test_trigger_sweep_covers_every_shipped_trigger():
+    used = {overrides["trigger"] for _, _, _, overrides in SWEEPS["trigger"]}
+    assert used == {"min_prob", "mean_surprisal", "entropy", "every_n", "never", "always"}
+    assert used <= set(TRIGGERS)
+
+
+def summary(f1: float, rate: float, calls: float) -> dict:
+    return {"em": f1, "f1": f1, "f1_ci": [f1 - 0.05, f1 + 0.05], "precision": f1, "recall": f1,
+            "retrieval_rate": rate, "retrievals_per_question": 1.0,
+            "retrievals_per_100_tokens": 1.0, "lm_calls_per_question": calls,
+            "generated_tokens": 10, "seconds_per_question": 1.0, "n": 2}
+
+
+RESULT = {"dataset": "t", "n": 2, "context": {"model": "", "k": 2, "retriever": "bm25",
+                                              "prompt_set": "default"}}
+ROWS = [("never", 0, summary(0.10, 0.0, 2.0)), ("min_prob θ=0.4", 0.4, summary(0.20, 0.5, 4.0)),
+        ("min_prob θ=0.8", 0.8, summary(0.15, 0.9, 6.0)), ("always", 1, summary(0.30, 1.0, 7.0))]
+
+
+def test_trigger_table_names_the_fronts():
+    text = table("trigger", ROWS, RESULT)
+    assert "| min_prob θ=0.4 |" in text
+    assert "Pareto front of F1 against retrieval rate: never, min_prob θ=0.4, always" in text
+    assert "Pareto front of F1 against LM calls per question: never, min_prob θ=0.4, always" in text
+
+
+def test_trigger_plot_writes_a_png(tmp_path):
+    plot("trigger", ROWS, tmp_path / "t.png", RESULT)
+    png = (tmp_path / "t.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000
+
+
+def test_app_sweep_puts_the_app_between_its_parts_and_plots_it(tmp_path):
+    labels = [label for label, _, _, _ in SWEEPS["app"]]
+    assert labels[:2] == ["single", "flare"] and all(lb.startswith("app ") for lb in labels[2:])
+    rows = [("single", 0, {**summary(0.10, 0.0, 1.0), "flare_share": 0.0}),
+            ("flare", 1, {**summary(0.20, 0.9, 6.0), "flare_share": 1.0}),
+            ("app min_confidence=0.5", 0.5, {**summary(0.18, 0.5, 3.0), "flare_share": 0.4})]
+    text = table("app", rows, RESULT)
+    assert "| flare_share |" in text.replace("| f1 | flare_share |", "| flare_share |")
+    assert "Pareto front of F1 against LM calls per question: single, app min_confidence=0.5, " \
+           "flare" in text
+    plot("app", rows, tmp_path / "a.png", RESULT)
+    assert (tmp_path / "a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
