@@ -126,3 +126,12 @@ def test_the_method_graphs_draw_inside_the_app():
 def test_min_confidence_must_not_be_negative():
     with pytest.raises(ValueError, match="min_confidence"):
         AppContext(min_confidence=-0.1)
+
+
+async def test_the_app_without_a_store_names_the_command_that_makes_one(tmp_path):
+    from activerag.errors import ActiveRagError
+    from activerag.graphs.apps import graph
+
+    with pytest.raises(ActiveRagError, match=r"activerag ingest"):
+        await graph.ainvoke({"question": Q}, context=AppContext(store_dir=str(tmp_path / "none"),
+                                                              base_url="http://127.0.0.1:9/v1"))

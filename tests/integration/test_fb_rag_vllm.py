@@ -102,3 +102,17 @@ async def test_each_method_answers_a_question_without_a_context_from_the_store(
     assert out["chunks"] == 8 and out["answer"] is not None and out["lm_calls"] >= 1
     if name == "fb_rag_fb":
         assert (ctx.eta_b, ctx.eta_f) == (0.5, 0.5)
+
+
+async def test_the_app_sends_a_question_with_its_context_to_fb_rag_on_both_servers(
+        vllm_url, strong_url, row):
+    from activerag.context import AppContext
+    from activerag.graphs.apps import graph
+
+    given = {"question": row["question"], "context": row["context"]}
+    out = await graph.ainvoke(given, context=AppContext(
+        base_url=vllm_url, fb=settings(vllm_url, strong_url)))
+    assert out["route"] == "fb_rag" and list(out["runs"]) == ["fb_rag"]
+    fb = out["runs"]["fb_rag"]
+    assert out["answer"] == fb["answer"] and fb["answer"]
+    assert out["lm_calls"] == fb["lm_calls"] == 2 and len(fb["samples"]) == 3

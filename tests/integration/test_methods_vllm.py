@@ -6,6 +6,8 @@ set where it does and says so; where the 135M model never acts (FLARE-instruct's
 test checks the mechanics the server does see (the logit bias) instead.
 """
 
+from dataclasses import replace
+
 import pytest
 
 from activerag.context import FlareContext
@@ -26,12 +28,13 @@ def context(vllm_url, demo_store, **kwargs) -> FlareContext:
 
 
 async def run(name, vllm_url, demo_store, question=QUESTIONS[4], **kwargs):
+    app = {k: kwargs.pop(k) for k in ("min_confidence",) if k in kwargs}  # the app's own
     graph, ctx = method(name, context(vllm_url, demo_store, **kwargs))
-    return await graph.ainvoke({"question": question}, context=ctx)
+    return await graph.ainvoke({"question": question}, context=replace(ctx, **app))
 
 
 @pytest.mark.parametrize("name", [m for m in METHODS if not m.startswith("replug")
-                                  and METHODS[m][0] not in FB_RAG_GRAPHS])
+                                  and METHODS[m][0] not in FB_RAG_GRAPHS and m != "app"])
 async def test_method_runs_on_the_real_server(name, vllm_url, demo_store):
     out = await run(name, vllm_url, demo_store)
     trace = out["trace"]
@@ -54,6 +57,21 @@ async def test_method_runs_on_the_real_server(name, vllm_url, demo_store):
         assert all(s["retrieved"] for s in trace[1:])
     if name == "flare_instruct":
         assert "[Search(" not in out["answer"]
+
+
+async def test_the_app_keeps_single_or_hands_over_to_flare_as_its_threshold_says(
+        vllm_url, demo_store):
+    single = await run("single", vllm_url, demo_store)
+    flare = await run("flare", vllm_url, demo_store)
+    sure = await run("app", vllm_url, demo_store, min_confidence=0.0)
+    assert sure["route"] == "single" and list(sure["runs"]) == ["single"]
+    assert sure["answer"] == single["answer"] and sure["lm_calls"] == single["lm_calls"]
+    assert 0.0 < sure["confidence"] < 1.0
+    unsure = await run("app", vllm_url, demo_store, min_confidence=sure["confidence"] + 1e-6)
+    assert unsure["route"] == "flare" and list(unsure["runs"]) == ["single", "flare"]
+    assert unsure["answer"] == flare["answer"]  # greedy in float32: the same answer
+    assert unsure["lm_calls"] == single["lm_calls"] + flare["lm_calls"]
+    assert unsure["retrieval_steps"] == single["retrieval_steps"] + flare["retrieval_steps"]
 
 
 async def test_kept_documents_stay_until_the_next_retrieval(vllm_url, demo_store):
