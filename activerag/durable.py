@@ -9,7 +9,7 @@ the start. `activerag ask --thread ID` and every evaluation run use it.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -33,9 +33,9 @@ def _config(thread: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread}}
 
 
-async def stream(graph: Any, given: dict[str, Any], context: Any, saver: Any,
-                 thread: str) -> AsyncIterator[tuple[str, Any]]:
-    """GRAPH's custom and values stream for GIVEN on THREAD, checkpointed by SAVER.
+async def stream(graph: Any, given: dict[str, Any], context: Any, saver: Any, thread: str,
+                 modes: Sequence[str] = ("custom", "values")) -> AsyncIterator[tuple[str, Any]]:
+    """GRAPH's stream of MODES for GIVEN on THREAD, checkpointed by SAVER.
 
     A thread whose run of the same question did not finish goes on from its last checkpoint;
     one that finished gives its final state again without running; anything else is a new
@@ -60,7 +60,7 @@ async def stream(graph: Any, given: dict[str, Any], context: Any, saver: Any,
             f"({values.get('question')!r}); ask that question to finish it, or use another "
             "--thread")
     async for mode, chunk in g.astream(start, config, context=context,
-                                       stream_mode=["custom", "values"], durability="sync"):
+                                       stream_mode=list(modes), durability="sync"):
         yield mode, chunk
 
 
