@@ -298,8 +298,11 @@ def _tokens_of(piece: str, info: dict[str, Any] | None, base: int, url: str,
             offsets.append(pos)
             pos += len(tok)
     tops = lp.get("top_logprobs") or [None] * len(lp["tokens"])
-    if want > 1 and any(t is not None and len(t) < want for t in tops):
-        got = min(len(t) for t in tops if t is not None)
+    # top_logprobs is keyed by token text, so two alternatives that decode alike keep one
+    # entry and a position may show fewer than asked; a server limit cuts every position
+    shown = [len(t) for t in tops if t is not None]
+    if want > 1 and shown and max(shown) < want:
+        got = max(shown)
         raise NoLogprobs(f"the server at {url} returned {got} top logprobs where {want} were "
                          "asked (the trigger reads each position's alternatives); start vLLM "
                          f"with --max-logprobs {want} or choose another trigger")

@@ -150,6 +150,13 @@ def test_the_lm_client_keeps_each_tokens_alternatives_when_asked_and_says_when_s
     assert [t.top for t in _tokens_of("Ab", info, 0, "u")] == [(), ()]
     with pytest.raises(NoLogprobs, match="returned 2 top logprobs where 20 were asked"):
         _tokens_of("Ab", info, 0, "u", want=20)
+    # two alternatives that decode to the same text share one key: that position shows one
+    # fewer, which is no server limit (seen with vLLM at 20)
+    merged = {"logprobs": {**info["logprobs"],
+                           "top_logprobs": [{"A": -0.1, "B": -2.5}, {"b": -0.2}]}}
+    assert [t.top for t in _tokens_of("Ab", merged, 0, "u", want=2)] == [(-0.1, -2.5), (-0.2,)]
+    with pytest.raises(NoLogprobs, match="returned 2 top logprobs where 3 were asked"):
+        _tokens_of("Ab", merged, 0, "u", want=3)
 
 
 def test_the_gate_never_fires_on_an_empty_draft_and_reads_no_tokens_as_none_below_theta():
