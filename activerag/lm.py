@@ -249,6 +249,7 @@ class VLLMClient:
                             break
         except (openai.OpenAIError, httpx.HTTPError) as exc:
             raise _translate(exc, self.base_url, self.model, self.timeout) from exc
+        check_alternatives(tokens, self.top_logprobs, self.base_url)
         generated = len(tokens)
         cut_early = end is not None
         if end is None and cut is not None:
@@ -272,6 +273,19 @@ class VLLMClient:
         except httpx.HTTPError as exc:
             raise _translate(exc, self.base_url, self.model, self.timeout) from exc
         return list(resp.json()["tokens"])
+
+
+def check_alternatives(tokens: Sequence[Token], want: int, url: str) -> None:
+    """Refuse a generation none of whose positions came with the WANT top logprobs asked.
+
+    vLLM keys each position's alternatives by their text, so two that decode alike keep one
+    entry and a position may show fewer than asked; a server's limit cuts every position.
+    """
+    if want > 1 and tokens and max(len(t.top) for t in tokens) < want:
+        got = max(len(t.top) for t in tokens)
+        raise NoLogprobs(f"the server at {url} returned {got} top logprobs where {want} were "
+                         "asked (the trigger reads each position's alternatives); start vLLM "
+                         f"with --max-logprobs {want} or choose another trigger")
 
 
 def _tokens_of(piece: str, info: dict[str, Any] | None, base: int, url: str,
@@ -298,14 +312,6 @@ def _tokens_of(piece: str, info: dict[str, Any] | None, base: int, url: str,
             offsets.append(pos)
             pos += len(tok)
     tops = lp.get("top_logprobs") or [None] * len(lp["tokens"])
-    # top_logprobs is keyed by token text, so two alternatives that decode alike keep one
-    # entry and a position may show fewer than asked; a server limit cuts every position
-    shown = [len(t) for t in tops if t is not None]
-    if want > 1 and shown and max(shown) < want:
-        got = max(shown)
-        raise NoLogprobs(f"the server at {url} returned {got} top logprobs where {want} were "
-                         "asked (the trigger reads each position's alternatives); start vLLM "
-                         f"with --max-logprobs {want} or choose another trigger")
     return [Token(tok, float(logprob), off,
                   tuple(float(v) for v in top.values()) if want > 1 and top else ())
             for tok, logprob, off, top in zip(lp["tokens"], lp["token_logprobs"], offsets, tops,

@@ -140,7 +140,7 @@ def test_only_a_trigger_that_needs_them_makes_the_client_ask_for_top_logprobs():
 
 def test_the_lm_client_keeps_each_tokens_alternatives_when_asked_and_says_when_short():
     from activerag.errors import NoLogprobs
-    from activerag.lm import _tokens_of
+    from activerag.lm import _tokens_of, check_alternatives
 
     info = {"logprobs": {"tokens": ["A", "b"], "token_logprobs": [-0.1, -0.2],
                          "text_offset": [0, 1],
@@ -149,14 +149,19 @@ def test_the_lm_client_keeps_each_tokens_alternatives_when_asked_and_says_when_s
     assert [t.top for t in got] == [(-0.1, -2.5), (-0.2, -1.8)]
     assert [t.top for t in _tokens_of("Ab", info, 0, "u")] == [(), ()]
     with pytest.raises(NoLogprobs, match="returned 2 top logprobs where 20 were asked"):
-        _tokens_of("Ab", info, 0, "u", want=20)
-    # two alternatives that decode to the same text share one key: that position shows one
-    # fewer, which is no server limit (seen with vLLM at 20)
+        check_alternatives(got, 20, "u")
+    check_alternatives(got, 2, "u")
+    check_alternatives([], 20, "u")  # nothing generated, nothing to check
+    check_alternatives(_tokens_of("Ab", info, 0, "u"), 1, "u")  # only the token's own asked
+    # two alternatives that decode to the same text share one key, so a position may show one
+    # fewer (seen with vLLM at 20): no server limit while another position shows them all
     merged = {"logprobs": {**info["logprobs"],
                            "top_logprobs": [{"A": -0.1, "B": -2.5}, {"b": -0.2}]}}
-    assert [t.top for t in _tokens_of("Ab", merged, 0, "u", want=2)] == [(-0.1, -2.5), (-0.2,)]
-    with pytest.raises(NoLogprobs, match="returned 2 top logprobs where 3 were asked"):
-        _tokens_of("Ab", merged, 0, "u", want=3)
+    short = _tokens_of("Ab", merged, 0, "u", want=2)
+    assert [t.top for t in short] == [(-0.1, -2.5), (-0.2,)]
+    check_alternatives(short, 2, "u")
+    with pytest.raises(NoLogprobs, match="returned 1 top logprobs where 2 were asked"):
+        check_alternatives(short[1:], 2, "u")
 
 
 def test_the_gate_never_fires_on_an_empty_draft_and_reads_no_tokens_as_none_below_theta():
