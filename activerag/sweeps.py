@@ -56,7 +56,7 @@ SWEEPS: dict[str, list[tuple[str, float, str, dict[str, Any]]]] = {
         ("single", 0, "single", {}),
         ("flare", 1, "flare", {}),
         *[(f"app min_confidence={c}", c, "app", {"min_confidence": c})
-          for c in (0.3, 0.4, 0.5, 0.6, 0.7)],
+          for c in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)],
     ],
 }
 COLUMNS = ("em", "f1", "precision", "recall", "retrieval_rate", "retrievals_per_question",
@@ -203,11 +203,20 @@ def _plot_costs(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: 
             ax.errorbar([s[cost] * scale for _, s in points], [s["f1"] * 100 for _, s in points],
                         yerr=_error_bars([s for _, s in points], "f1"), marker=marker,
                         capsize=3, label=family, alpha=0.85)
+            spots: dict[tuple[float, float], list[str]] = {}  # tied points share one label
             for label, s in points:
                 knob = label.partition(" ")[2]
                 if knob:
-                    ax.annotate(knob, (s[cost] * scale, s["f1"] * 100), fontsize=7,
-                                textcoords="offset points", xytext=(4, 4))
+                    spots.setdefault((s[cost] * scale, s["f1"] * 100), []).append(
+                        knob if len(knob) <= 8 else knob.rpartition("=")[2])
+            span = max(1e-9, max(x for x, _ in spots or [(0, 0)]))
+            last, below = None, False
+            for (x, y), knobs in sorted(spots.items()):
+                # a label close to the previous one goes on the other side of its point
+                below = last is not None and x - last < 0.06 * span and not below
+                ax.annotate(",".join(knobs), (x, y), fontsize=7, textcoords="offset points",
+                            xytext=(4, -11 if below else 4))
+                last = x
         by_label = {label: s for label, _, s in rows}
         front = pareto([(label, s[cost], s["f1"]) for label, s in by_label.items()])
         ax.step([by_label[label][cost] * scale for label in front],
@@ -218,7 +227,8 @@ def _plot_costs(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: 
     axes[0].set_ylabel("F1 (%), bars: 95% intervals")
     axes[0].set_ylim(bottom=0)
     axes[1].legend(fontsize=8)
-    title = "retrieval triggers" if name == "trigger" else "adaptive app against its parts"
+    title = ("retrieval triggers" if name == "trigger"
+             else "adaptive app (labels: min_confidence) against its parts")
     fig.suptitle(f"{title}, {result['dataset']} (n={result['n']})")
     fig.tight_layout()
     fig.savefig(path)

@@ -7,7 +7,6 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from langgraph.graph import END
 from langgraph.runtime import Runtime
 
 from activerag.context import AppContext, FBRagContext, ServingContext
@@ -47,7 +46,7 @@ def route_after_single(state: AppState,
     confidence = state.get("confidence")
     if confidence is None or confidence < runtime.context.min_confidence:
         return "flare"
-    return END
+    return "__end__"
 
 
 def fb_context(ctx: AppContext) -> FBRagContext:
