@@ -457,8 +457,10 @@ def parser() -> argparse.ArgumentParser:
     _add_run_options(e)
     e.set_defaults(func=_eval)
 
-    w = sub.add_parser("sweep", help="the paper's ablations: tables and plots")
-    w.add_argument("kind", choices=["theta", "beta", "next_previous", "window", "trigger", "app", "all"])
+    w = sub.add_parser("sweep", help="the paper's ablations, the triggers, the app: tables "
+                                     "and plots")
+    w.add_argument("kind", choices=["theta", "beta", "next_previous", "window", "trigger", "app",
+                                    "all"])
     w.add_argument("--dataset", default="2wiki")
     w.add_argument("--n", type=int, default=100)
     w.add_argument("--concurrency", type=int, default=4)
