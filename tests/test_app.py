@@ -41,6 +41,8 @@ def test_confidence_is_the_geometric_mean_over_every_sentence():
     trace = [{"draft_tokens": [("a", 0.5), ("b", 0.125)]}, {"draft_tokens": [("c", 0.25)]}]
     assert answer_confidence(trace) == pytest.approx(0.25)
     assert answer_confidence([{"draft_tokens": []}]) is None
+    assert answer_confidence([{"sentence": "a step without tokens"}, *trace]) == \
+        pytest.approx(0.25)
     assert answer_confidence([{"draft_tokens": [("z", 0.0)]}]) == pytest.approx(1e-12)
 
 
