@@ -1,53 +1,15 @@
 """Fixtures over real components: a vLLM server this session starts, and a demo store."""
 
-import contextlib
 import os
-import signal
-import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import realprocs
 
 from activerag import server
 from activerag.demo import DEMO_CORPUS
-from activerag.settings import Settings
 from activerag.stores.corpus import Corpus
-
-
-def _free_port(host: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
-
-
-def _listening(host: str, port: int) -> bool:
-    """Whether anything accepts TCP connections on HOST:PORT."""
-    try:
-        with socket.create_connection((host, port), timeout=2.0):
-            return True
-    except OSError:
-        return False
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of group PGID still runs; zombies (exited, unreaped) do not count."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    for stat in proc.glob("[0-9]*/stat"):
-        try:
-            state, _ppid, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
-        except OSError:
-            continue  # exited while we looked
-        if int(group) == pgid and state != "Z":
-            return True
-    return False
 
 
 @pytest.fixture(scope="session")
@@ -81,43 +43,20 @@ def strong_url() -> Iterator[str]:
 
 
 def _session_server(url_var: str, port_var: str, model: server.CatalogueModel,
-                    max_model_len: int | None = None) -> Iterator[str]:
+                    max_model_len: int | None = None, cores: str | None = None) -> Iterator[str]:
     if url := os.environ.get(url_var):
         server.server_models(url)
         yield url
         return
-    settings = Settings.from_env()
-    port = int(os.environ.get(port_var) or _free_port(settings.host))
-    settings = settings.model_copy(update={"port": port, "base_url": None})
-    if _listening(settings.host, port):
-        pytest.fail(f"something already listens on {settings.host}:{port}, where the tests "
-                    f"start their own vLLM server; free the port, set {port_var} to another "
-                    f"one, or set {url_var} to test a running server", pytrace=False)
-    pid_file = server._pid_file(settings)
-    # A pid file left by a killed session names a process that is gone, or someone else's.
-    pid_file.unlink(missing_ok=True)
+    port = int(os.environ.get(port_var) or 0) or None
     try:
-        yield server.start_server(settings, max_model_len=max_model_len, model=model)
-    finally:
-        # a failed start has stopped the server already and removed its pid file
-        _stop(settings, int(pid_file.read_text().split()[0]) if pid_file.exists() else None)
-
-
-def _stop(settings: Settings, pgid: int | None, timeout: float = 60.0) -> None:
-    """Stop the session's server and fail unless its processes and its port are gone."""
-    server.stop_server(settings)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        alive = pgid is not None and _group_alive(pgid)
-        if not alive and not _listening(settings.host, settings.port):
-            return
-        time.sleep(0.5)
-    if pgid is not None and _group_alive(pgid):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pgid, signal.SIGKILL)
-    pytest.fail(f"the test vLLM server (process group {pgid}) still ran or its port "
-                f"{settings.port} still listened {timeout:.0f}s after it was stopped",
-                pytrace=False)
+        with realprocs.own_server(port, model, max_model_len, cores) as url:
+            yield url
+    except realprocs.PortTaken as exc:
+        pytest.fail(f"{exc}; free the port, set {port_var} to another one, or set {url_var} to "
+                    "test a running server", pytrace=False)
+    except realprocs.ServerLeftRunning as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -132,13 +71,5 @@ def demo_store(tmp_path_factory) -> Path:
 def replica_url() -> Iterator[str]:
     """A second SmolLM2 server of this module's own, on a port of its own, that a test may
     kill: never a running one (no URL variable), pinned off the first server's core."""
-    before = os.environ.get("VLLM_CPU_OMP_THREADS_BIND")
-    os.environ["VLLM_CPU_OMP_THREADS_BIND"] = "1"
-    try:
-        yield from _session_server("ACTIVERAG_NO_SUCH_VARIABLE", "ACTIVERAG_TEST_REPLICA_PORT",
-                                   server.DEFAULT_MODEL)
-    finally:
-        if before is None:
-            os.environ.pop("VLLM_CPU_OMP_THREADS_BIND", None)
-        else:
-            os.environ["VLLM_CPU_OMP_THREADS_BIND"] = before
+    yield from _session_server("ACTIVERAG_NO_SUCH_VARIABLE", "ACTIVERAG_TEST_REPLICA_PORT",
+                               server.DEFAULT_MODEL, cores="1")

@@ -5,36 +5,18 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 
 import pytest
-from langgraph.checkpoint.sqlite import SqliteSaver
-
-from activerag.graphs.flare import graph
+import realprocs
+from realprocs import thread_state as stored
 
 pytestmark = pytest.mark.integration
 QUESTION = "In which city was the founder of Daeselin Company born?"
 
 
-def ask(vllm_url, demo_store, checkpoints, **popen):
-    cmd = [sys.executable, "-m", "activerag.cli", "ask", QUESTION, "--json", "--theta", "1.0",
-           "--max-sentences", "4", "--base-url", vllm_url, "--store", str(demo_store),
-           "--thread", "t", "--checkpoints", str(checkpoints)]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            **popen)
-
-
-def stored(checkpoints):
-    """The thread's state and checkpoint history as another process reads them from disk."""
-    conn = sqlite3.connect(checkpoints)
-    try:
-        g = graph.copy(update={"checkpointer": SqliteSaver(conn)})
-        config = {"configurable": {"thread_id": "t"}}
-        return g.get_state(config), list(g.get_state_history(config))
-    finally:
-        conn.close()
+def ask(vllm_url, demo_store, checkpoints):
+    return realprocs.ask(vllm_url, demo_store, checkpoints, QUESTION)
 
 
 def test_a_run_killed_after_a_sentence_goes_on_from_there(vllm_url, demo_store, tmp_path):

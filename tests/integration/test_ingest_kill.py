@@ -4,27 +4,16 @@ the corpus's passages, none twice, none lost (real BM25 files, real Chroma, real
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
+from realprocs import ingest, lines
 
 from activerag.stores.corpus import Corpus
 from activerag.stores.documents import read_corpus
 
 pytestmark = pytest.mark.integration
 WORDS = "river bridge market harbour engineer garden letter winter company guild".split()
-
-
-def ingest(source, store):
-    return subprocess.Popen([sys.executable, "-m", "activerag.cli", "ingest", str(source),
-                             "--store", str(store)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-
-def lines(file):
-    return file.read_bytes().count(b"\n") if file.exists() else 0
 
 
 def test_a_killed_ingest_run_again_holds_every_passage_once(tmp_path):

@@ -3,11 +3,9 @@ both, and goes on when one of them is killed -9 midway; an evaluation on one ser
 its restart. No question is lost or scored twice."""
 
 import asyncio
-import os
-import signal
-from urllib.parse import urlparse
 
 import pytest
+from realprocs import kill_server, settings_of, start
 
 from activerag import server
 from activerag.context import FlareContext
@@ -15,14 +13,8 @@ from activerag.datasets import load_dataset
 from activerag.evaluate import Run, evaluate, method_runs
 from activerag.nodes import parts
 from activerag.replicas import Replicas
-from activerag.settings import Settings
 
 pytestmark = pytest.mark.integration
-
-
-def settings_of(url):
-    return Settings.from_env().model_copy(update={"port": urlparse(url).port,
-                                                  "base_url": None})
 
 
 async def test_an_evaluation_waits_for_its_server_to_restart(replica_url, demo_store, tmp_path,
@@ -40,11 +32,11 @@ async def test_an_evaluation_waits_for_its_server_to_restart(replica_url, demo_s
         await asyncio.sleep(0.5)
     assert not task.done() and len(run.rows()) >= 2
     settings = settings_of(replica_url)
-    os.killpg(int(server._pid_file(settings).read_text().split()[0]), signal.SIGKILL)
+    kill_server(replica_url)
     server._pid_file(settings).unlink()
     await asyncio.sleep(2)
     assert not task.done(), "the run gave up instead of waiting for the server"
-    await asyncio.to_thread(server.start_server, settings)
+    await asyncio.to_thread(start, settings, cores="1")  # pinned as replica_url started it
     result = await asyncio.wait_for(task, timeout=900)
     assert sorted(r["id"] for r in run.rows()) == sorted(e.id for e in examples)
     assert result["summary"]["flare"]["n"] == 6
@@ -68,8 +60,7 @@ async def test_an_evaluation_goes_on_when_a_replica_is_killed(vllm_url, replica_
         await asyncio.sleep(0.5)
     assert not task.done(), "the run ended before the replica was killed"
     assert replica_answers() >= 2, "the second replica never answered"
-    pgid = int(server._pid_file(settings_of(replica_url)).read_text().split()[0])
-    os.killpg(pgid, signal.SIGKILL)
+    kill_server(replica_url)
     result = await asyncio.wait_for(task, timeout=900)
     rows = Run(tmp_path / "run").rows()
     assert sorted(r["id"] for r in rows) == sorted(e.id for e in examples)  # none lost, none twice

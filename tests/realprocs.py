@@ -1,0 +1,231 @@
+"""Real processes that the integration tests and benchmarks/faults.py start, kill and stop.
+
+vLLM servers on ports of their own (never a running one), `activerag ask`, `eval` and `ingest`
+as processes of their own (so that kill -9 is a real crash), and what they left on disk read
+back from another process.
+"""
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from activerag import server
+from activerag.settings import Settings
+
+
+class PortTaken(RuntimeError):
+    """Something already listens where a server of our own was to start."""
+
+
+class ServerLeftRunning(RuntimeError):
+    """A server we stopped still ran, or its port still listened."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def listening(host: str, port: int) -> bool:
+    """Whether anything accepts TCP connections on HOST:PORT."""
+    try:
+        with socket.create_connection((host, port), timeout=2.0):
+            return True
+    except OSError:
+        return False
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of group PGID still runs; zombies (exited, unreaped) do not count."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            state, _ppid, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        except OSError:
+            continue  # exited while we looked
+        if int(group) == pgid and state != "Z":
+            return True
+    return False
+
+
+def settings_on(port: int) -> Settings:
+    """The environment's settings for a managed server on PORT."""
+    return Settings.from_env().model_copy(update={"port": port, "base_url": None})
+
+
+def settings_of(url: str) -> Settings:
+    """The settings of the managed server that answers at URL."""
+    return settings_on(urlparse(url).port or 80)
+
+
+def server_pgid(settings: Settings) -> int | None:
+    """The process group of the managed server on settings.port, from its pid file."""
+    pid_file = server._pid_file(settings)
+    return int(pid_file.read_text().split()[0]) if pid_file.exists() else None
+
+
+def requests_logged(url: str) -> int:
+    """Completion requests the managed server at URL has received since it (last) started, from
+    its log: what a replica was asked, aborted streams included."""
+    settings = settings_of(url)
+    log = settings.home / f"vllm-{settings.port}.log"
+    return log.read_text(errors="replace").count("POST /v1/completions") if log.exists() else 0
+
+
+def kill_server(url: str) -> int:
+    """Kill the managed server at URL with -9 (its whole process group), as a crash would;
+    its pid file is left behind, as a crash leaves it. Return the group killed."""
+    pgid = server_pgid(settings_of(url))
+    if pgid is None:
+        raise RuntimeError(f"no pid file for the server at {url}")
+    os.killpg(pgid, signal.SIGKILL)
+    return pgid
+
+
+@contextlib.contextmanager
+def own_server(port: int | None = None, model: server.CatalogueModel = server.DEFAULT_MODEL,
+               max_model_len: int | None = None, cores: str | None = None) -> Iterator[str]:
+    """A vLLM server of our own on PORT (else a free one), its base URL for the block; stopped
+    afterwards, whoever restarted it meanwhile. CORES pins its worker
+    (VLLM_CPU_OMP_THREADS_BIND): two CPU servers on one busy core slowed a start ten-fold."""
+    settings = Settings.from_env()
+    settings = settings_on(port or free_port(settings.host))
+    if listening(settings.host, settings.port):
+        raise PortTaken(f"something already listens on {settings.host}:{settings.port}, where "
+                        "a server of our own was to start")
+    # A pid file left by a killed session names a process that is gone, or someone else's.
+    server._pid_file(settings).unlink(missing_ok=True)
+    try:
+        url = start(settings, model, max_model_len, cores)
+    except BaseException:
+        # a failed start has stopped the server already and removed its pid file
+        stop(settings, server_pgid(settings))
+        raise
+    try:
+        yield url
+    finally:
+        stop(settings, server_pgid(settings))
+
+
+def start(settings: Settings, model: server.CatalogueModel = server.DEFAULT_MODEL,
+          max_model_len: int | None = None, cores: str | None = None) -> str:
+    """Start (or start again) the managed server on settings.port, its worker pinned to CORES;
+    its base URL once it has answered."""
+    before = os.environ.get("VLLM_CPU_OMP_THREADS_BIND")
+    if cores is not None:
+        os.environ["VLLM_CPU_OMP_THREADS_BIND"] = cores
+    try:
+        return server.start_server(settings, max_model_len=max_model_len, model=model)
+    finally:
+        if before is None:
+            os.environ.pop("VLLM_CPU_OMP_THREADS_BIND", None)
+        else:
+            os.environ["VLLM_CPU_OMP_THREADS_BIND"] = before
+
+
+def stop(settings: Settings, pgid: int | None, timeout: float = 60.0) -> None:
+    """Stop the managed server on settings.port; raise unless its processes and port are gone."""
+    server.stop_server(settings)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = pgid is not None and group_alive(pgid)
+        if not alive and not listening(settings.host, settings.port):
+            return
+        time.sleep(0.5)
+    if pgid is not None and group_alive(pgid):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+    raise ServerLeftRunning(f"the vLLM server of our own (process group {pgid}) still ran or "
+                            f"its port {settings.port} still listened {timeout:.0f}s after it "
+                            "was stopped")
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`activerag ARGS` in a process of its own, its output piped."""
+    return subprocess.Popen([sys.executable, "-m", "activerag.cli", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
+
+
+def ask(url: str, store: Path, checkpoints: Path, question: str, thread: str = "t",
+        max_sentences: int = 4) -> subprocess.Popen[str]:
+    """`activerag ask --thread` answering QUESTION with FLARE, retrieving for every sentence
+    (θ = 1), checkpointed in CHECKPOINTS."""
+    return cli("ask", question, "--json", "--theta", "1.0", "--max-sentences",
+               str(max_sentences), "--base-url", url, "--store", str(store), "--thread", thread,
+               "--checkpoints", str(checkpoints))
+
+
+def ingest(source: Path, store: Path) -> subprocess.Popen[str]:
+    """`activerag ingest SOURCE` into STORE (BM25 and Chroma)."""
+    return cli("ingest", str(source), "--store", str(store))
+
+
+def lines(file: Path) -> int:
+    """Newlines in FILE (0 when it does not exist)."""
+    return file.read_bytes().count(b"\n") if file.exists() else 0
+
+
+def thread_state(checkpoints: Path, thread: str = "t") -> tuple[Any, list[Any]]:
+    """THREAD's state and checkpoint history (newest first) as another process reads them from
+    disk; sqlite3.OperationalError while the file's tables are being made."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from activerag.graphs.flare import graph
+
+    conn = sqlite3.connect(checkpoints)
+    try:
+        g = graph.copy(update={"checkpointer": SqliteSaver(conn)})
+        config = {"configurable": {"thread_id": thread}}
+        return g.get_state(config), list(g.get_state_history(config))
+    finally:
+        conn.close()
+
+
+def threads(checkpoints: Path) -> list[str]:
+    """The threads that have checkpoints in CHECKPOINTS."""
+    if not checkpoints.exists():
+        return []
+    conn = sqlite3.connect(checkpoints)
+    try:
+        return [t for (t,) in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+    except sqlite3.OperationalError:  # no table yet
+        return []
+    finally:
+        conn.close()
+
+
+def chroma_ids(store: Path) -> list[str]:
+    """The ids in STORE's Chroma collection, read by a process of its own (this one's Chroma
+    client would keep what it read before another process wrote)."""
+    code = ("import json, sys, chromadb\n"
+            "from chromadb.config import Settings\n"
+            "from activerag.stores.chroma import COLLECTION\n"
+            "client = chromadb.PersistentClient(sys.argv[1], "
+            "settings=Settings(anonymized_telemetry=False))\n"
+            "names = [c.name for c in client.list_collections()]\n"
+            "ids = client.get_collection(COLLECTION).get(include=[])['ids'] "
+            "if COLLECTION in names else []\n"
+            "print(json.dumps(ids))\n")
+    if not (store / "chroma").exists():
+        return []
+    done = subprocess.run([sys.executable, "-c", code, str(store / "chroma")],
+                          capture_output=True, text=True, check=True)
+    return list(json.loads(done.stdout))
