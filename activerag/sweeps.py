@@ -41,8 +41,9 @@ SWEEPS: dict[str, list[tuple[str, float, str, dict[str, Any]]]] = {
     "window": [(f"query={n if n > 0 else 'all'}", n, "previous_window", {"query_tokens": n})
                for n in (16, 32, 48, -1)],
     "trigger": [
+        # FLARE's own trigger and θ first: the paired tests compare every variant with it
         *[(f"min_prob θ={t}", t, "flare", {"trigger": "min_prob", "theta": t})
-          for t in (0.2, 0.4, 0.8)],
+          for t in (0.8, 0.4, 0.2)],
         *[(f"mean_surprisal θ={t}", t, "flare", {"trigger": "mean_surprisal", "theta": t})
           for t in (0.6, 0.8, 0.9)],
         *[(f"entropy θ={t}", t, "flare", {"trigger": "entropy", "theta": t})
@@ -226,7 +227,7 @@ def _plot_costs(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: 
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("F1 (%), bars: 95% intervals")
     axes[0].set_ylim(bottom=0)
-    axes[1].legend(fontsize=8)
+    axes[1].legend(fontsize=8, loc="upper right")
     title = ("retrieval triggers" if name == "trigger"
              else "adaptive app (labels: min_confidence) against its parts")
     fig.suptitle(f"{title}, {result['dataset']} (n={result['n']})")
