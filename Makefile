@@ -57,7 +57,10 @@ MUTANTS := 'activerag.nodes.logic.*' 'activerag.nodes.replug_logic.*' 'activerag
 	'activerag.stores.bm25_index.x*BM25Index*build__*' \
 	'activerag.nodes.triggers.x_min_prob__*' 'activerag.nodes.triggers.x_mean_surprisal__*' \
 	'activerag.nodes.triggers.x_every_n__*' 'activerag.nodes.triggers.x_trigger_named__*' \
-	'activerag.nodes.triggers.x_entropy__*' 'activerag.nodes.triggers.x_token_entropy__*'
+	'activerag.nodes.triggers.x_entropy__*' 'activerag.nodes.triggers.x_token_entropy__*' \
+	'activerag.lm.x_check_alternatives__*' 'activerag.nodes.app.x_answer_confidence__*' \
+	'activerag.nodes.app.x_route_question__*' 'activerag.nodes.app.x_route_after_single__*' \
+	'activerag.sweeps.x_pareto__*'
 
 .PHONY: mutation
 mutation: setup
