@@ -60,8 +60,12 @@ def test_replug_notebook_runs(vllm_url, tmp_path, monkeypatch):
 def test_fb_rag_notebook_runs(vllm_url, strong_url, tmp_path, monkeypatch):
     monkeypatch.setenv("ACTIVERAG_LIGHT_URL", vllm_url)
     monkeypatch.setenv("ACTIVERAG_STRONG_URL", strong_url)
-    outputs = executed_outputs("fb_rag.ipynb", vllm_url, tmp_path, monkeypatch)
+    shown: list[str] = []
+    outputs = executed_outputs("fb_rag.ipynb", vllm_url, tmp_path, monkeypatch, shown)
     assert f"light {vllm_url}, strong {strong_url}" in outputs
+    [picture] = shown  # the graph, drawn
+    assert set(svg_nodes(elements(picture))) >= {"prepare", "recall_retrieve", "sample",
+                                                 "rerank", "generate"}
     for stage in ("prepare", "recall_retrieve", "sample", "rerank", "generate"):
         assert f"{stage:>16}: " in outputs
     assert "stage I read" in outputs and outputs.count("\n  - ") == 3  # three samples
