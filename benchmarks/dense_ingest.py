@@ -1,6 +1,6 @@
 """Dense ingestion: activerag's Chroma ingest against sentence-transformers alone, same passages.
 
-    python benchmarks/dense_ingest.py [--passages 4000] [--repeat 2] [--full]
+    python benchmarks/dense_ingest.py [--passages 2000] [--repeat 2] [--full]
                                       [--corpus PATH] [--out results/dense_ingest.md]
 
 Passages are the shared union corpus (32,140 Wikipedia paragraphs, split as `activerag ingest`
@@ -113,7 +113,7 @@ def full_ingest(corpus: Path) -> dict[str, float]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--passages", type=int, default=4000, help="passages for the ratio")
+    p.add_argument("--passages", type=int, default=2000, help="passages for the ratio")
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--full", action="store_true", help="also ingest the whole corpus")
     p.add_argument("--corpus", default=None, help="default: the shared union corpus")
