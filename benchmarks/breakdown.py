@@ -56,8 +56,6 @@ from activerag.datasets import Example, load_dataset  # noqa: E402
 from activerag.graphs.methods import method  # noqa: E402
 from activerag.nodes.parts import Parts  # noqa: E402
 from activerag.replicas import sticky  # noqa: E402
-from activerag.settings import Settings  # noqa: E402
-from activerag.stores.bm25 import BM25Store  # noqa: E402
 
 PARTS = ("lm_prefill", "lm_decode", "lm_stream_end", "token_handling", "retrieval",
          "checkpoints", "orchestration")
@@ -234,15 +232,8 @@ async def main() -> None:
     p.add_argument("--store", default=None, help="default: $ACTIVERAG_HOME/store-2wiki")
     p.add_argument("--out", default="results/breakdown.md")
     args = p.parse_args()
-    settings = Settings.from_env()
-    store = args.store or str(settings.home / "store-2wiki")
-    engine = "bm25s index" if BM25Store(Path(store) / "bm25").indexed else (
-        "rank-bm25: the store has no bm25s index; `activerag ingest CORPUS --store STORE "
-        "--no-dense` builds it")
-    print(f"BM25 over {store}: {engine}", flush=True)
+    ctx, engine = serverprobe.flare_on_2wiki(args.store, args.max_answer_tokens)
     instrument()
-    ctx = FlareContext(base_url=settings.url, store_dir=store, prompt_set="paper",
-                       max_answer_tokens=args.max_answer_tokens)
     data = load_dataset("2wiki")
     examples, warm = data[args.offset: args.offset + args.n], data[-1]
     stamp = f"{os.getpid()}-{time.time_ns()}"
@@ -255,7 +246,7 @@ async def main() -> None:
     note = (f"2Wiki dev from #{args.offset} (file order), each method with its own vLLM "
             "cache_salt and its exemplar prefix warmed by one question outside the set; the "
             f"paper's exemplars, k=2, θ=0.8, {args.max_answer_tokens} answer tokens, BM25 over "
-            f"{Path(store).name} ({engine.split(':')[0]}); server {settings.url}, "
+            f"{Path(ctx.store_dir).name} ({engine.split(':')[0]}); server {ctx.base_url}, "
             f"{os.cpu_count()} CPU cores, load average {load:.1f} at the start. Times are means "
             "per question; LM parts as the client sees each streamed request.")
     text = markdown(results, note)

@@ -19,9 +19,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
+
+from activerag.context import FlareContext
+from activerag.settings import Settings
+from activerag.stores.bm25 import BM25Store
 
 _salt: ContextVar[str | None] = ContextVar("bench_salt", default=None)
 _calls: ContextVar[list[Call] | None] = ContextVar("bench_calls", default=None)
@@ -234,3 +239,17 @@ async def bare_streams(base_url: str, model: str, streams: int, requests: int,
         start = time.perf_counter()
         done = await asyncio.gather(*[loop(s) for s in range(streams)])
         return time.perf_counter() - start, sum(done)
+
+
+def flare_on_2wiki(store: str | None, max_answer_tokens: int) -> tuple[FlareContext, str]:
+    """FLARE's context as the LM benchmarks run it (the paper's exemplars, the served LM) over
+    STORE (default: ACTIVERAG_HOME's store-2wiki), and the BM25 engine that will answer, which
+    it also prints."""
+    settings = Settings.from_env()
+    store = store or str(settings.home / "store-2wiki")
+    engine = "bm25s index" if BM25Store(Path(store) / "bm25").indexed else (
+        "rank-bm25: the store has no bm25s index; `activerag ingest CORPUS --store STORE "
+        "--no-dense` builds it")
+    print(f"BM25 over {store}: {engine}", flush=True)
+    return FlareContext(base_url=settings.url, store_dir=store, prompt_set="paper",
+                        max_answer_tokens=max_answer_tokens), engine

@@ -48,11 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import serverprobe  # noqa: E402
 
 from activerag import evaluate  # noqa: E402
-from activerag.context import FlareContext  # noqa: E402
 from activerag.datasets import Example, load_dataset  # noqa: E402
 from activerag.server import server_models  # noqa: E402
-from activerag.settings import Settings  # noqa: E402
-from activerag.stores.bm25 import BM25Store  # noqa: E402
 
 
 class TimedRun(evaluate.Run):
@@ -176,15 +173,8 @@ async def main() -> None:
     p.add_argument("--store", default=None, help="default: $ACTIVERAG_HOME/store-2wiki")
     p.add_argument("--out", default="results/throughput.md")
     args = p.parse_args()
-    settings = Settings.from_env()
-    store = args.store or str(settings.home / "store-2wiki")
-    engine = "bm25s index" if BM25Store(Path(store) / "bm25").indexed else (
-        "rank-bm25: the store has no bm25s index; `activerag ingest CORPUS --store STORE "
-        "--no-dense` builds it")
-    print(f"BM25 over {store}: {engine}", flush=True)
+    ctx, engine = serverprobe.flare_on_2wiki(args.store, args.max_answer_tokens)
     serverprobe.instrument()
-    ctx = FlareContext(base_url=settings.url, store_dir=store, prompt_set="paper",
-                       max_answer_tokens=args.max_answer_tokens)
     runs = evaluate.method_runs(["flare"], ctx)
     data = load_dataset("2wiki")
     examples = data[args.offset: args.offset + args.n]
@@ -194,7 +184,7 @@ async def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="throughput-") as tmp:
         for c in args.levels:
-            row = await level(runs, examples, warm, c, f"tp-{stamp}-c{c}", settings.url,
+            row = await level(runs, examples, warm, c, f"tp-{stamp}-c{c}", ctx.base_url,
                               Path(tmp))
             rows.append(row)
             print({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()},
@@ -204,10 +194,10 @@ async def main() -> None:
     gen = max(1, round(first["generated_tokens"] / first["lm_calls"]))
     hit = 0.0 if math.isnan(first["prefix_hit_rate"]) else first["prefix_hit_rate"]
     shared = int(prompt * hit)
-    model = ctx.model or server_models(settings.url)[0]
+    model = ctx.model or server_models(ctx.base_url)[0]
     bare = []
     for streams in args.bare_streams:
-        wall, tokens = await serverprobe.bare_streams(settings.url, model, streams,
+        wall, tokens = await serverprobe.bare_streams(ctx.base_url, model, streams,
                                                       args.bare_requests, prompt, shared, gen,
                                                       seed=streams)
         bare.append({"streams": streams, "requests": streams * args.bare_requests,
@@ -217,9 +207,9 @@ async def main() -> None:
     note = (f"Same questions at every level (2Wiki dev from #{args.offset}, file order), each "
             "level with its own vLLM cache_salt and its exemplar prefix warmed by one question "
             f"outside the set; FLARE with the paper's exemplars, k=2, θ=0.8, "
-            f"{args.max_answer_tokens} answer tokens, BM25 over {Path(store).name} "
+            f"{args.max_answer_tokens} answer tokens, BM25 over {Path(ctx.store_dir).name} "
             f"({engine.split(':')[0]}); server "
-            f"{settings.url}, {os.cpu_count()} CPU cores, load average {load:.1f} at the "
+            f"{ctx.base_url}, {os.cpu_count()} CPU cores, load average {load:.1f} at the "
             "start. Steady: from the c-th finished question to the one after which fewer than c "
             "remain. LM requests open: the harness's LM request seconds over the wall time (the "
             "mean number it keeps open); running on server: vLLM's num_requests_running, "
