@@ -210,7 +210,7 @@ def _plot_costs(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: 
                 if knob:
                     spots.setdefault((s[cost] * scale, s["f1"] * 100), []).append(
                         knob if len(knob) <= 8 else knob.rpartition("=")[2])
-            span = max(1e-9, max(x for x, _ in spots or [(0, 0)]))
+            span = max([1e-9, *(x for x, _ in spots)])
             last, below = None, False
             for (x, y), knobs in sorted(spots.items()):
                 # a label close to the previous one goes on the other side of its point

@@ -29,7 +29,8 @@ def build_app_graph(single: Any = None, flare: Any = None, fb_rag: Any = None, *
     g = StateGraph(AppState, context_schema=AppContext, input_schema=AppInput,
                    output_schema=AppOutput)
     g.add_node("start", app.start)
-    g.add_node("single", app.make_run_method("single", single or single_graph, lambda c: c))
+    g.add_node("single", app.make_run_method("single", single or single_graph, lambda c: c,
+                                             judged=True))
     g.add_node("flare", app.make_run_method("flare", flare or flare_graph, lambda c: c))
     g.add_node("fb_rag", app.make_run_method("fb_rag", fb_rag or fb_rag_graph, app.fb_context))
     g.add_edge(START, "start")

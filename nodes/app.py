@@ -58,10 +58,12 @@ def fb_context(ctx: AppContext) -> FBRagContext:
 
 
 def make_run_method(name: str, graph: Any,
-                    context_of: Callable[[AppContext], ServingContext]) -> Node:
+                    context_of: Callable[[AppContext], ServingContext], *,
+                    judged: bool = False) -> Node:
     """Node: run method graph GRAPH (a subgraph: Studio draws it inside the app, and its
     events stream as the subgraph's) with the settings CONTEXT_OF picks from the app's; its
-    answer becomes the app's, and its costs are added to the run's."""
+    answer becomes the app's, and its costs are added to the run's. JUDGED: its answer's
+    confidence is kept, for the router after it."""
 
     async def run_method(state: AppState, runtime: Runtime[AppContext]) -> Update:
         given = {"question": state["question"]}
@@ -75,7 +77,7 @@ def make_run_method(name: str, graph: Any,
             "retrieved_titles": [*state.get("retrieved_titles", []),
                                  *out.get("retrieved_titles", [])],
             **{c: state.get(c, 0) + out.get(c, 0) for c in COUNTERS}}
-        if name == "single":
+        if judged:
             update["confidence"] = answer_confidence(out.get("trace", []))
         return update
 
