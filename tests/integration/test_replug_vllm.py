@@ -31,7 +31,12 @@ async def test_agree_writes_token_for_token_what_token_writes(vllm_url, demo_sto
     token = await run(vllm_url, demo_store, question, ensemble="token")
     agree = await run(vllm_url, demo_store, question, ensemble="agree", lookahead=8)
     assert agree["answer"] == token["answer"]
-    assert [e["tokens"] for e in agree["trace"]] == [e["tokens"] for e in token["trace"]]
+    # the same tokens; their probabilities come from differently batched requests, and vLLM's
+    # CPU kernels are not batch-invariant, so they agree to float noise only (seen: 6e-7)
+    agreed, tokened = ([e["tokens"] for e in r["trace"]] for r in (agree, token))
+    assert [[t for t, _ in s] for s in agreed] == [[t for t, _ in s] for s in tokened]
+    for a, t in zip(agreed, tokened, strict=True):
+        assert [p for _, p in a] == pytest.approx([p for _, p in t], rel=1e-4)
     assert agree["lm_calls"] < token["lm_calls"]
     assert token["answer_tokens"] > 0
     # token mode asks each document once per decided token, the end of sequence included
