@@ -14,8 +14,8 @@ from typing import Any
 
 from activerag.context import AppContext, FBRagContext, FlareContext
 from activerag.errors import ActiveRagError
-from activerag.report import format_stage, format_step
-from activerag.server import DEFAULT_MAX_MODEL_LEN
+from activerag.evaluation.report import format_stage, format_step
+from activerag.serving.server import DEFAULT_MAX_MODEL_LEN
 from activerag.settings import Settings
 
 
@@ -190,7 +190,7 @@ async def _stream(args: argparse.Namespace, settings: Settings, graph: Any, give
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
-    from activerag import server
+    from activerag.serving import server
 
     model = server.catalogue_model(args.model) if args.model else server.DEFAULT_MODEL
     # the port: --port, else ACTIVERAG_PORT, else the catalogue model's own
@@ -231,8 +231,8 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _eval(args: argparse.Namespace, settings: Settings) -> int:
-    from activerag import evaluate
-    from activerag.datasets import load_dataset
+    from activerag.evaluation import evaluate
+    from activerag.evaluation.datasets import load_dataset
     from activerag.graphs.methods import METHODS
 
     if args.rescore:
@@ -244,11 +244,11 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
     if unknown:
         raise ActiveRagError(f"unknown methods {unknown}; choose from {', '.join(METHODS)}")
     if args.cache:
-        from activerag import cache
+        from activerag.serving import cache
 
         cache.enable(settings.home / "lm-cache.sqlite")
     if args.cache_samples:
-        from activerag import cache
+        from activerag.serving import cache
 
         cache.enable_samples(settings.home / "lm-cache.sqlite")
     examples = load_dataset(args.dataset, args.n)
@@ -263,11 +263,11 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _sweep(args: argparse.Namespace, settings: Settings) -> int:
-    from activerag.datasets import load_dataset
-    from activerag.sweeps import SWEEPS, run_sweep
+    from activerag.evaluation.datasets import load_dataset
+    from activerag.evaluation.sweeps import SWEEPS, run_sweep
 
     if args.cache:
-        from activerag import cache
+        from activerag.serving import cache
 
         cache.enable(settings.home / "lm-cache.sqlite")
     names = list(SWEEPS) if args.kind == "all" else [args.kind]
@@ -282,9 +282,9 @@ def _sweep(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _demo(args: argparse.Namespace, settings: Settings) -> int:
-    from activerag import server
     from activerag.demo import DEMO_CORPUS, load_demo_questions
-    from activerag.metrics import exact_match, extract_answer
+    from activerag.evaluation.metrics import exact_match, extract_answer
+    from activerag.serving import server
     from activerag.stores.corpus import Corpus
 
     if not settings.base_url:
@@ -322,12 +322,12 @@ def _longctx_build(args: argparse.Namespace, settings: Settings) -> int:
 
 def _train_retriever(args: argparse.Namespace, settings: Settings) -> int:
     from activerag import lsr
-    from activerag.datasets import twowiki
-    from activerag.lm import VLLMClient
-    from activerag.stats import bootstrap_ci, paired_bootstrap_p
+    from activerag.evaluation.datasets import twowiki
+    from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+    from activerag.serving.lm import VLLMClient
+    from activerag.serving.token_lm import VLLMTokens
     from activerag.stores.chroma import QueryEncoder
     from activerag.stores.corpus import Corpus
-    from activerag.token_lm import VLLMTokens
 
     config = lsr.LSRConfig(k=args.k, gamma=args.gamma, beta=args.lm_beta, lm_score=args.lm_score,
                            direction=args.kl, lr=args.lr, batch=args.batch, epochs=args.epochs,

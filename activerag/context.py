@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Literal, TypeVar
 
-from activerag.server import CATALOGUE, CatalogueModel
+from activerag.serving.server import CATALOGUE, CatalogueModel
 
 
 def _env(name: str, default: str) -> str:

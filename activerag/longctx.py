@@ -19,8 +19,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from activerag.datasets import HOTPOT_SPLIT, TWOWIKI_500, read_jsonl, shared_data, shared_json
 from activerag.errors import ActiveRagError
+from activerag.evaluation.datasets import (
+    HOTPOT_SPLIT,
+    TWOWIKI_500,
+    read_jsonl,
+    shared_data,
+    shared_json,
+)
 
 UNION_CORPUS = "corpus/union_wiki_paragraphs_dpr_format.tsv"
 SOURCES = ("2wiki500", "hotpotqa")

@@ -32,10 +32,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from activerag.datasets import Example, hotpotqa, twowiki, twowiki500
 from activerag.demo import load_demo_questions
 from activerag.errors import ActiveRagError
-from activerag.metrics import normalize
+from activerag.evaluation.datasets import Example, hotpotqa, twowiki, twowiki500
+from activerag.evaluation.metrics import normalize
 from activerag.stores.chroma import unit_vectors
 
 TEACHER_PROMPTS = {"qa": "{passage}\n\nQuestion: {question}\nAnswer:",

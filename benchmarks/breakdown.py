@@ -52,10 +52,10 @@ import serverprobe  # noqa: E402
 
 from activerag import durable  # noqa: E402
 from activerag.context import FlareContext  # noqa: E402
-from activerag.datasets import Example, load_dataset  # noqa: E402
+from activerag.evaluation.datasets import Example, load_dataset  # noqa: E402
 from activerag.graphs.methods import method  # noqa: E402
 from activerag.nodes.parts import Parts  # noqa: E402
-from activerag.replicas import sticky  # noqa: E402
+from activerag.serving.replicas import sticky  # noqa: E402
 
 PARTS = ("lm_prefill", "lm_decode", "lm_stream_end", "token_handling", "retrieval",
          "checkpoints", "orchestration")

@@ -36,7 +36,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from langchain_core.documents import Document  # noqa: E402
 
-from activerag.datasets import shared_data  # noqa: E402
+from activerag.evaluation.datasets import shared_data  # noqa: E402
 from activerag.stores.chroma import ChromaStore, MiniLMEmbedding, unit_vectors  # noqa: E402
 from activerag.stores.corpus import Corpus  # noqa: E402
 from activerag.stores.documents import read_corpus  # noqa: E402

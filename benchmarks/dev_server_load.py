@@ -38,13 +38,13 @@ from langchain_core.documents import Document
 from langgraph.runtime import Runtime
 from langgraph_sdk import get_client
 
-from activerag import server
 from activerag.context import FlareContext
 from activerag.demo import DEMO_CORPUS, load_demo_questions
 from activerag.dev_server import dev_server
 from activerag.nodes import common
 from activerag.nodes import flare as flare_nodes
 from activerag.nodes.parts import Parts
+from activerag.serving import server
 from activerag.settings import Settings
 from activerag.stores.corpus import Corpus
 

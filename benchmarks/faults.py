@@ -46,10 +46,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 import realprocs  # noqa: E402  (the integration tests' helpers, in tests/)
 from netcheck import listening_addresses  # noqa: E402
 
-from activerag import server  # noqa: E402
-from activerag.datasets import load_dataset  # noqa: E402
 from activerag.demo import DEMO_CORPUS  # noqa: E402
-from activerag.replicas import home  # noqa: E402
+from activerag.evaluation.datasets import load_dataset  # noqa: E402
+from activerag.serving import server  # noqa: E402
+from activerag.serving.replicas import home  # noqa: E402
 from activerag.stores.documents import read_corpus  # noqa: E402
 
 QUESTION = "In which city was the founder of Daeselin Company born?"

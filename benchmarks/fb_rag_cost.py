@@ -19,10 +19,10 @@ import time
 from dataclasses import replace
 
 from activerag.context import FBRagContext
-from activerag.datasets import load_dataset
+from activerag.evaluation.datasets import load_dataset
+from activerag.evaluation.stats import bootstrap_ci
 from activerag.graphs.fb_rag import build_baseline_graph, build_fb_rag_graph
 from activerag.settings import Settings
-from activerag.stats import bootstrap_ci
 
 
 def described(values: list[float]) -> str:

@@ -20,8 +20,13 @@ import time
 from pathlib import Path
 
 from activerag.context import FBRagContext
-from activerag.datasets import Example, load_dataset
-from activerag.evaluate import LONG_CONTEXT_COLUMNS, markdown_table, row_of, summarise_methods
+from activerag.evaluation.datasets import Example, load_dataset
+from activerag.evaluation.evaluate import (
+    LONG_CONTEXT_COLUMNS,
+    markdown_table,
+    row_of,
+    summarise_methods,
+)
 from activerag.nodes import fb_rag_logic as fb
 from activerag.nodes.fb_rag import FBParts, read
 from activerag.settings import Settings

@@ -20,11 +20,11 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 
 from activerag.context import FlareContext
-from activerag.datasets import load_dataset
+from activerag.evaluation.datasets import load_dataset
+from activerag.evaluation.metrics import best_prf, exact_match, extract_answer
+from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
 from activerag.graphs.flare import graph as flare_graph
-from activerag.metrics import best_prf, exact_match, extract_answer
 from activerag.settings import Settings
-from activerag.stats import bootstrap_ci, paired_bootstrap_p
 from activerag.stores.corpus import Corpus
 
 
@@ -75,7 +75,7 @@ def main() -> None:
     p.add_argument("--out", default="results/flarechain")
     args = p.parse_args()
     settings = Settings.from_env()
-    from activerag.lm import VLLMClient
+    from activerag.serving.lm import VLLMClient
 
     model = VLLMClient(settings.url).model
     retriever = Corpus(Path(args.store)).retriever("bm25", k=2)

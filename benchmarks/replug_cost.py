@@ -17,9 +17,9 @@ import time
 
 from activerag.context import ReplugContext
 from activerag.demo import load_demo_questions
+from activerag.evaluation.stats import bootstrap_ci
 from activerag.graphs.replug import build_replug_graph
 from activerag.settings import Settings
-from activerag.stats import bootstrap_ci
 
 
 async def one(question: str, ctx: ReplugContext) -> dict:

@@ -23,13 +23,13 @@ import json
 import random
 from pathlib import Path
 
+from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
 from activerag.lsr import halves, lm_split
 from activerag.nodes.replug import ensemble_logprobs, weights_of
 from activerag.nodes.replug_logic import bits_per_byte
+from activerag.serving.token_lm import VLLMTokens
 from activerag.settings import Settings
-from activerag.stats import bootstrap_ci, paired_bootstrap_p
 from activerag.stores.corpus import Corpus
-from activerag.token_lm import VLLMTokens
 
 KS = (1, 2, 5, 10)
 
@@ -80,7 +80,7 @@ async def main() -> None:
                                            "encoder (activerag train-retriever --task lm)")
     args = p.parse_args()
     settings = Settings.from_env()
-    from activerag.lm import VLLMClient
+    from activerag.serving.lm import VLLMClient
 
     urls = args.base_url or [settings.url]
     model = VLLMClient(urls[0]).model

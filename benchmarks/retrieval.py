@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from langchain_core.documents import Document
 
-from activerag.datasets import load_dataset, shared_data
+from activerag.evaluation.datasets import load_dataset, shared_data
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import read_corpus
 

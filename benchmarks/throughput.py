@@ -3,7 +3,7 @@
     python benchmarks/throughput.py [--n 48] [--levels 1 4 8 16] [--bare-streams 1 4 8 16]
                                     [--bare-requests 6] [--store DIR] [--out results/throughput.md]
 
-Each level runs the same N 2Wiki questions through `activerag.evaluate.evaluate` (what
+Each level runs the same N 2Wiki questions through `activerag.evaluation.evaluate.evaluate` (what
 `activerag eval` runs: durable checkpoints, sticky replicas, no LM cache) with FLARE and the
 main table's settings (the paper's exemplars with their BM25 documents, k=2, θ=0.8, β=0.4,
 128 answer tokens, BM25 over the 2Wiki corpus), CONCURRENCY questions at a time. Levels are
@@ -47,9 +47,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import serverprobe  # noqa: E402
 
-from activerag import evaluate  # noqa: E402
-from activerag.datasets import Example, load_dataset  # noqa: E402
-from activerag.server import server_models  # noqa: E402
+from activerag.evaluation import evaluate  # noqa: E402
+from activerag.evaluation.datasets import Example, load_dataset  # noqa: E402
+from activerag.serving.server import server_models  # noqa: E402
 
 
 class TimedRun(evaluate.Run):

@@ -7,9 +7,9 @@ from langgraph.types import RetryPolicy
 
 from activerag.context import FlareContext
 from activerag.errors import LMServerUnreachable
-from activerag.lm import LMServerError
 from activerag.nodes import common
 from activerag.nodes.parts import Parts
+from activerag.serving.lm import LMServerError
 from activerag.state import FlareInput, FlareOutput, FlareState
 
 # Transient server trouble (restarts, 5xx) is retried; bad requests are not.

@@ -8,11 +8,11 @@ from langgraph.types import Checkpointer
 
 from activerag.graphs.base import LM_RETRY, new_graph
 from activerag.graphs.flare import Compiled
-from activerag.lm import LM
 from activerag.nodes import common
 from activerag.nodes.baselines import make_generate_answer
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
+from activerag.serving.lm import LM
 
 
 def build_single_graph(

@@ -8,10 +8,10 @@ from langgraph.types import Checkpointer
 
 from activerag.graphs.base import LM_RETRY, add_start, new_graph
 from activerag.graphs.flare import Compiled
-from activerag.lm import LM
 from activerag.nodes import common, decompose, instruct
 from activerag.nodes.common import Node
 from activerag.nodes.parts import Parts
+from activerag.serving.lm import LM
 
 
 def _build(generate: Node, carry: object, name: str, parts: Parts,

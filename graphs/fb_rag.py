@@ -12,12 +12,12 @@ from langgraph.types import Checkpointer
 
 from activerag.context import FBRagContext
 from activerag.graphs.base import LM_RETRY
-from activerag.lm import LM
 from activerag.nodes import fb_rag
 from activerag.nodes.fb_rag import FBParts
 from activerag.nodes.parts import Parts
+from activerag.serving.lm import LM
+from activerag.serving.token_lm import TokenLM
 from activerag.state import FBRagInput, FBRagOutput, FBRagState
-from activerag.token_lm import TokenLM
 
 FBRagGraph = CompiledStateGraph[FBRagState, FBRagContext, FBRagInput, FBRagOutput]
 Baseline = Literal["long_context", "vanilla_rag", "op_rag", "self_route"]

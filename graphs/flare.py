@@ -9,11 +9,11 @@ from langgraph.types import Checkpointer
 
 from activerag.context import FlareContext
 from activerag.graphs.base import LM_RETRY, add_start, new_graph
-from activerag.lm import LM
 from activerag.nodes import common, flare, triggers
 from activerag.nodes.common import Node
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
+from activerag.serving.lm import LM
 from activerag.state import FlareInput, FlareOutput, FlareState
 
 Compiled = CompiledStateGraph[FlareState, FlareContext, FlareInput, FlareOutput]

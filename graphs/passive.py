@@ -10,10 +10,10 @@ from langgraph.types import Checkpointer
 
 from activerag.graphs.base import LM_RETRY, add_start, new_graph
 from activerag.graphs.flare import Compiled
-from activerag.lm import LM
 from activerag.nodes import common, passive
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
+from activerag.serving.lm import LM
 
 
 def build_previous_graph(

@@ -10,12 +10,12 @@ from langgraph.types import Checkpointer
 from activerag.context import ReplugContext
 from activerag.graphs.base import LM_RETRY
 from activerag.graphs.flare import Compiled, build_flare_graph
-from activerag.lm import LM
 from activerag.nodes import replug
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
+from activerag.serving.lm import LM
+from activerag.serving.token_lm import TokenLM
 from activerag.state import FlareInput, ReplugOutput, ReplugState
-from activerag.token_lm import TokenLM
 
 ReplugGraph = CompiledStateGraph[ReplugState, ReplugContext, FlareInput, ReplugOutput]
 

@@ -17,12 +17,12 @@ from langgraph.types import Overwrite
 
 from activerag.context import FlareContext, ServingContext
 from activerag.errors import ActiveRagError, EmptyQuestion
-from activerag.lm import CutFn, Generation
-from activerag.metrics import find_answer
+from activerag.evaluation.metrics import find_answer
 from activerag.nodes.logic import answer_end, interleave
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import ANSWER_STOPS, COT_TASK, SELF_ASK_TASK, Task, answer_prompt
 from activerag.sentences import SentenceSplitter
+from activerag.serving.lm import CutFn, Generation
 from activerag.state import COUNTERS, FlareState, Step, StepTrace
 
 Update = dict[str, Any]
@@ -37,7 +37,7 @@ def task_for(ctx: ServingContext, kind: TaskKind = "cot") -> Task:
     """The run's task and exemplars: the library's own or the paper's (without documents)."""
     if ctx.prompt_set == "default":
         return COT_TASK if kind == "cot" else SELF_ASK_TASK
-    from activerag.paper import paper_task
+    from activerag.evaluation.paper import paper_task
 
     if ctx.prompt_set == "paper":
         return paper_task(kind)

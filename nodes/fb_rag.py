@@ -21,15 +21,15 @@ from typing import Any, Literal, TypeVar
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
-from activerag import cache
 from activerag.context import FBRagContext
 from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
 from activerag.nodes import fb_rag_logic as fb
 from activerag.nodes.fb_rag_logic import Chunk
 from activerag.nodes.parts import Parts, _lm
 from activerag.nodes.prompts import PromptFormat, render
+from activerag.serving import cache
+from activerag.serving.token_lm import Sampler, Samples, TokenLM, VLLMTokens, context_window_of
 from activerag.state import ChunkInfo, FBRagState
-from activerag.token_lm import Sampler, Samples, TokenLM, VLLMTokens, context_window_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

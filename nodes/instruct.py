@@ -5,11 +5,11 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
-from activerag.lm import LM
 from activerag.nodes.common import Node, Update, generate_unit, prompt_documents, unit_update
 from activerag.nodes.logic import split_search
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import SEARCH_CLOSE, SEARCH_OPEN, instruct_prompt
+from activerag.serving.lm import LM
 from activerag.state import FlareState, Step
 
 BAN = -100.0

@@ -12,11 +12,11 @@ from langchain_core.retrievers import BaseRetriever
 
 from activerag.context import ServingContext
 from activerag.errors import LMServerUnreachable
-from activerag.lm import LM, VLLMClient
-from activerag.replicas import Replicas, urls
 from activerag.sentences import SentenceSplitter
+from activerag.serving.lm import LM, VLLMClient
+from activerag.serving.replicas import Replicas, urls
+from activerag.serving.token_lm import TokenLM, VLLMTokens
 from activerag.settings import Settings
-from activerag.token_lm import TokenLM, VLLMTokens
 
 _lock = threading.Lock()
 _lms: dict[tuple[str, ...], LM] = {}
@@ -67,7 +67,7 @@ def _served_model(endpoints: list[str]) -> str:
 def _lm(base_url: str, model: str, cache_file: Path | None, top_logprobs: int = 1) -> LM:
     """The one client per endpoint, model, cache and top logprobs per token; made by
     whichever caller comes first."""
-    from activerag import cache
+    from activerag.serving import cache
 
     key = _key(base_url, model, cache_file, top_logprobs)
     with _lock:
@@ -99,8 +99,8 @@ class Parts:
         """The given LM, or a cached vLLM client for the context's endpoint and model."""
         if self.lm is not None:
             return self.lm
-        from activerag import cache
         from activerag.nodes.triggers import top_logprobs_for
+        from activerag.serving import cache
 
         cache_file = cache.active()
         top = top_logprobs_for(ctx)

@@ -18,8 +18,7 @@ from langgraph.types import Overwrite, Send
 
 from activerag.context import FlareContext, ReplugContext
 from activerag.errors import ActiveRagError, EmptyQuestion, PromptTooLong
-from activerag.lm import Generation, Token
-from activerag.metrics import extract_answer, normalize
+from activerag.evaluation.metrics import extract_answer, normalize
 from activerag.nodes.common import (
     AnswerCut,
     lm_cost,
@@ -39,8 +38,9 @@ from activerag.nodes.replug_logic import (
     mixture_logprob,
     vote,
 )
+from activerag.serving.lm import Generation, Token
+from activerag.serving.token_lm import Steps, TokenLM, context_window_of
 from activerag.state import COUNTERS, FlareState, ReplugState, ReplugTrace
-from activerag.token_lm import Steps, TokenLM, context_window_of
 
 Update = dict[str, Any]
 log = logging.getLogger(__name__)

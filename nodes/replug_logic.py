@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from activerag.metrics import normalize
+from activerag.evaluation.metrics import normalize
 
 # One document's view of one position: the top tokens (id -> natural-log probability).
 Top = Mapping[int, float]

@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from activerag.evaluate import LONG_CONTEXT_COLUMNS, Run, markdown_table, summarise_methods
+from activerag.evaluation.evaluate import LONG_CONTEXT_COLUMNS, Run, markdown_table, summarise_methods
 
 RUNS, OUT = Path("runs"), Path("results")
 RUN_FOLDERS = ("2wiki-main-n200", "demo-n48", "2wiki-family-n50", "2wiki-replug-n50",

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from activerag import server
+from activerag.serving import server
 from activerag.settings import Settings
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from activerag.lm import CutFn, Generation, Token
+from activerag.serving.lm import CutFn, Generation, Token
 
 Script = Sequence[tuple[str, float]]
 EOS = ("<|eos|>", 1.0)
@@ -135,7 +135,7 @@ class ScriptedSampler(_Words):
 
     async def sample(self, prompt: str, n: int, max_tokens: int, *, temperature: float,
                      top_p: float, top_k: int, seed: int | None, separate: bool = False):
-        from activerag.token_lm import Samples
+        from activerag.serving.token_lm import Samples
 
         self.prompts.append(prompt)
         self.calls.append({"n": n, "max_tokens": max_tokens, "temperature": temperature,

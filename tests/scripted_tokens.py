@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from activerag.token_lm import Position, Steps
+from activerag.serving.token_lm import Position, Steps
 
 EOS = ""
 Belief = Callable[[tuple[str, ...]], dict[str, float]]

@@ -8,8 +8,8 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 
-import activerag.cache as cache
 import activerag.nodes.parts as parts
+import activerag.serving.cache as cache
 import activerag.stores.bm25 as bm25
 import activerag.stores.chroma as chroma
 import activerag.stores.corpus as corpus_mod

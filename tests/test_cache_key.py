@@ -5,9 +5,9 @@ import hashlib
 import pytest
 from nltk.tokenize.punkt import PunktParameters
 
-from activerag.cache import CachedLM
 from activerag.nodes.common import AnswerCut
 from activerag.sentences import SentenceSplitter
+from activerag.serving.cache import CachedLM
 
 
 class NamedLM:

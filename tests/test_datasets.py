@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from activerag.datasets import (
+from activerag.errors import ActiveRagError
+from activerag.evaluation.datasets import (
     DATASETS,
     demo,
     load_dataset,
@@ -13,8 +14,7 @@ from activerag.datasets import (
     twowiki500_alias_counts,
     user_jsonl,
 )
-from activerag.errors import ActiveRagError
-from activerag.paper import shared_data
+from activerag.evaluation.paper import shared_data
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_user_jsonl(tmp_path):
 
 
 def test_paper_exemplars_are_read_at_run_time(data):
-    from activerag.paper import paper_task
+    from activerag.evaluation.paper import paper_task
 
     cot, sa = paper_task("cot").exemplars, paper_task("self_ask").exemplars
     assert len(cot) == 8 and len(sa) == 8
@@ -78,8 +78,8 @@ def test_paper_exemplars_are_read_at_run_time(data):
 
 
 def test_strategyqa_questions_are_put_as_yes_no_tasks(data):
+    from activerag.evaluation.paper import paper_task
     from activerag.nodes.prompts import STRATEGYQA_QUESTION_LINE, answer_prompt
-    from activerag.paper import paper_task
 
     task = paper_task("strategyqa")
     assert task.question_line == STRATEGYQA_QUESTION_LINE
@@ -94,7 +94,7 @@ def test_demo_groups_by_hops(monkeypatch):
     questions = [{"id": "a", "question": "A?", "answers": ["x"], "gold_titles": ["T"], "hops": 1},
                  {"id": "b", "question": "B?", "answers": ["y"], "gold_titles": ["T"], "hops": 2},
                  {"id": "c", "question": "C?", "answers": ["z"], "gold_titles": ["T"]}]
-    monkeypatch.setattr("activerag.datasets.load_demo_questions", lambda: questions)
+    monkeypatch.setattr("activerag.evaluation.datasets.load_demo_questions", lambda: questions)
     assert [(e.id, e.group) for e in demo()] == [("a", "one-hop"), ("b", "two-hop"), ("c", "")]
     monkeypatch.undo()
     groups = [e.group for e in demo()]
@@ -122,7 +122,7 @@ def test_twowiki500_groups_by_type_and_borrows_the_aliases_it_can(data):
 def test_every_gold_answer_can_be_matched_exactly(name, data):
     """Written as the paper's answer sentence, every gold answer scores EM 1 (abbreviations
     such as "Edward L. Cahn" and "St. Louis" included)."""
-    from activerag.metrics import exact_match, extract_answer
+    from activerag.evaluation.metrics import exact_match, extract_answer
 
     missed = [g for ex in DATASETS[name]() for g in ex.answers
               if exact_match(extract_answer(f"So the answer is {g}."), [g]) != 1.0]

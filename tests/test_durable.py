@@ -74,8 +74,8 @@ async def test_an_unfinished_thread_refuses_another_question(tmp_path):
 
 
 async def test_an_evaluation_killed_mid_question_goes_on_from_its_last_step(tmp_path):
-    from activerag.datasets import Example
-    from activerag.evaluate import CHECKPOINTS, Run, evaluate
+    from activerag.evaluation.datasets import Example
+    from activerag.evaluation.evaluate import CHECKPOINTS, Run, evaluate
 
     lm = DiesAfter(script(), at=2)
     runs = {"flare": (graph(lm), CTX)}

@@ -7,10 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from activerag.cache import CachedLM
 from activerag.context import FlareContext
-from activerag.datasets import Example
-from activerag.evaluate import (
+from activerag.evaluation.datasets import Example
+from activerag.evaluation.evaluate import (
     TIMING_KEYS,
     Run,
     evaluate,
@@ -22,8 +21,9 @@ from activerag.evaluate import (
 )
 from activerag.graphs.baselines import build_single_graph
 from activerag.graphs.flare import build_flare_graph
-from activerag.lm import Generation, Token
 from activerag.sentences import SentenceSplitter
+from activerag.serving.cache import CachedLM
+from activerag.serving.lm import Generation, Token
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
@@ -108,7 +108,7 @@ def test_rescore_recomputes_from_stored_answers(tmp_path, monkeypatch):
            "retrievals": 1, "seconds": 0.1}
     run.append(row)
     (tmp_path / "summary.json").write_text(json.dumps({"dataset": "t"}))
-    monkeypatch.setattr("activerag.evaluate.load_dataset",
+    monkeypatch.setattr("activerag.evaluation.evaluate.load_dataset",
                         lambda name: [replace(e, group="g") for e in EXAMPLES])
     result = rescore(run)
     assert result["summary"]["single"]["em"] == 1.0
@@ -181,7 +181,7 @@ def test_retrieval_steps_per_question_and_per_100_tokens():
 
 
 def test_sweep_table_shows_intervals_and_retrieval_counts():
-    from activerag.sweeps import table
+    from activerag.evaluation.sweeps import table
 
     s = summarise([row("a", "q0", 0.0), row("a", "q1", 1.0)])
     result = {"dataset": "t", "n": 2, "context": {"model": "", "k": 2, "retriever": "bm25",
@@ -267,7 +267,7 @@ async def test_a_server_is_asked_for_counters_only_when_given_its_url(tmp_path, 
         asked.append(url)
         return next(counters)
 
-    monkeypatch.setattr("activerag.evaluate.vllm_counters", fake_counters)
+    monkeypatch.setattr("activerag.evaluation.evaluate.vllm_counters", fake_counters)
     quiet = await evaluate(Run(tmp_path / "a"), "t", runs(RuleLM()), EXAMPLES[:1],
                            progress=False)
     assert asked == [] and quiet["prefix_cache_hit_rate"] is None
@@ -278,8 +278,8 @@ async def test_a_server_is_asked_for_counters_only_when_given_its_url(tmp_path, 
 
 
 def test_a_longbench_row_is_scored_on_its_whole_answer_with_qa_f1():
-    from activerag.datasets import Example
-    from activerag.evaluate import score
+    from activerag.evaluation.datasets import Example
+    from activerag.evaluation.evaluate import score
 
     ex = Example("q", "Who?", ["Denise Levertov"], kind="longbench", context="Passage 1: ...")
     out = score(ex, "Denise Levertov was born earlier", [])

@@ -3,7 +3,7 @@ import math
 import pytest
 
 from activerag.errors import NoLogprobs
-from activerag.lm import Token, _tokens_of, trim
+from activerag.serving.lm import Token, _tokens_of, trim
 
 
 def test_trim_cuts_text_and_drops_tokens_past_the_end():

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from activerag import lsr
-from activerag.datasets import Example
 from activerag.errors import ActiveRagError, CorpusError, ModelFileMissing
+from activerag.evaluation.datasets import Example
 
 
 def kl(p, q):
@@ -145,13 +145,13 @@ def test_overlap_compares_normalised_question_texts():
 
 
 def test_training_questions_are_never_evaluation_questions():
-    from activerag.paper import shared_data
+    from activerag.evaluation.paper import shared_data
 
     try:
         shared_data()
     except ActiveRagError:
         pytest.skip("../shared/data not found; set ACTIVERAG_DATA to run the data tests")
-    from activerag.datasets import twowiki
+    from activerag.evaluation.datasets import twowiki
 
     train = lsr.training_examples()
     held = lsr.evaluation_questions()

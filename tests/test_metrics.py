@@ -1,6 +1,6 @@
 import pytest
 
-from activerag.metrics import (
+from activerag.evaluation.metrics import (
     best_prf,
     exact_match,
     extract_answer,
@@ -133,7 +133,7 @@ def test_rouge_l_counts_only_common_subsequences():
 
 
 def test_longbench_qa_f1_gives_yes_no_partial_credit_and_takes_the_best_gold():
-    from activerag.metrics import qa_f1
+    from activerag.evaluation.metrics import qa_f1
 
     assert qa_f1("Yes, both are.", ["yes"]) == pytest.approx(0.5)  # P 1/2, R 1
     assert qa_f1("The Empire of Brazil", ["Argentina", "Empire of Brazil"]) == 1.0

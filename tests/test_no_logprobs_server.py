@@ -6,7 +6,7 @@ import pytest
 from fakeserver import QuietHandler, serving
 
 from activerag.errors import NoLogprobs
-from activerag.lm import VLLMClient
+from activerag.serving.lm import VLLMClient
 
 
 class _NoLogprobs(QuietHandler):

@@ -6,8 +6,8 @@ import asyncio
 import pytest
 
 from activerag.errors import LMServerUnreachable, ModelMismatch
-from activerag.lm import LMServerError
-from activerag.replicas import Replicas, home, order, sticky, sticky_key, urls
+from activerag.serving.lm import LMServerError
+from activerag.serving.replicas import Replicas, home, order, sticky, sticky_key, urls
 
 
 class Endpoint:
@@ -82,7 +82,7 @@ async def test_a_failing_replica_is_routed_around_and_rested(error, monkeypatch)
     lm = Replicas(eps, cooldown=30.0)
     key = next(f"q{i}" for i in range(50) if home(f"q{i}", 2) == 0)
     clock = [100.0]
-    monkeypatch.setattr("activerag.replicas.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("activerag.serving.replicas.time.monotonic", lambda: clock[0])
     eps[0].error = error
     with sticky(key):
         assert await lm.generate("p", max_tokens=1) == "b"
@@ -132,7 +132,7 @@ async def test_a_server_that_answered_is_waited_for_while_it_restarts(monkeypatc
     async def sleep(seconds):
         slept.append(seconds)
 
-    monkeypatch.setattr("activerag.replicas.asyncio.sleep", sleep)
+    monkeypatch.setattr("activerag.serving.replicas.asyncio.sleep", sleep)
     lm = Replicas([Restarting(down=3)])
     assert await lm.generate("p1", max_tokens=1) == "ok"
     assert await lm.generate("p2", max_tokens=1) == "ok"  # after three refusals
@@ -145,7 +145,7 @@ async def test_the_wait_is_bounded_and_a_server_never_answered_is_not_waited_for
     async def sleep(seconds):
         slept.append(seconds)
 
-    monkeypatch.setattr("activerag.replicas.asyncio.sleep", sleep)
+    monkeypatch.setattr("activerag.serving.replicas.asyncio.sleep", sleep)
     monkeypatch.setenv("ACTIVERAG_LM_RECONNECT", "0")
     lm = Replicas([Restarting(down=1)])
     await lm.generate("p1", max_tokens=1)

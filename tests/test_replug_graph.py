@@ -200,7 +200,7 @@ async def test_rescore_mixes_every_candidate_under_every_document():
 
 
 async def test_the_trace_prints_certainty_documents_and_weights():
-    from activerag.report import format_trace
+    from activerag.evaluation.report import format_trace
 
     lm = ScriptedTokenLM({"Vesk": says("So the answer is Vesk.", prob=0.99),
                           "Ulm": says("So the answer is Vesk.", prob=0.99)})
@@ -244,7 +244,7 @@ async def test_k_larger_than_the_corpus_is_refused():
 
 async def test_a_server_with_too_few_top_logprobs_is_refused():
     from activerag.errors import NoLogprobs
-    from activerag.token_lm import VLLMTokens
+    from activerag.serving.token_lm import VLLMTokens
 
     class FiveTops(QuietHandler):
         def do_POST(self):
@@ -302,7 +302,7 @@ async def test_a_prompt_too_long_without_its_document_is_refused():
 @pytest.mark.parametrize("drops", [1, 3])
 async def test_a_dropped_connection_is_retried_twice_then_reported(drops):
     from activerag.errors import LMServerUnreachable
-    from activerag.token_lm import VLLMTokens
+    from activerag.serving.token_lm import VLLMTokens
 
     seen = []
 

@@ -10,9 +10,9 @@ from activerag.context import FlareContext
 from activerag.errors import ActiveRagError
 from activerag.graphs import baselines
 from activerag.graphs.base import LM_RETRY
-from activerag.lm import LMServerError, VLLMClient
 from activerag.sentences import SentenceSplitter
-from activerag.token_lm import VLLMTokens
+from activerag.serving.lm import LMServerError, VLLMClient
+from activerag.serving.token_lm import VLLMTokens
 
 QUESTION = "What is the capital of France?"
 ANSWER = "Paris is the capital of France. So the answer is Paris."

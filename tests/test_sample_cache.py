@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from scripted import ScriptedLM, WordTokens, ends
 from test_fb_rag_graph import context, run
 
-from activerag.cache import CachedSampler
 from activerag.graphs.fb_rag import build_fb_rag_graph
-from activerag.token_lm import Samples
+from activerag.serving.cache import CachedSampler
+from activerag.serving.token_lm import Samples
 
 
 @dataclass

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from activerag import server
 from activerag.errors import ModelFileMissing
+from activerag.serving import server
 from activerag.settings import Settings
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from activerag.stats import bootstrap_ci, paired_bootstrap_p
+from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
 
 
 def test_constant_values_give_a_zero_width_interval():

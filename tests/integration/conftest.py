@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import realprocs
 
-from activerag import server
 from activerag.demo import DEMO_CORPUS
+from activerag.serving import server
 from activerag.stores.corpus import Corpus
 
 

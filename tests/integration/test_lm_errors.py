@@ -5,7 +5,7 @@ import math
 import pytest
 
 from activerag.errors import LMServerUnreachable, ModelMismatch, PromptTooLong
-from activerag.lm import VLLMClient
+from activerag.serving.lm import VLLMClient
 
 pytestmark = pytest.mark.integration
 

@@ -7,12 +7,12 @@ import pytest
 from sentence_transformers import SentenceTransformer
 
 from activerag import lsr
-from activerag.datasets import demo
 from activerag.errors import ActiveRagError
-from activerag.lm import VLLMClient
+from activerag.evaluation.datasets import demo
+from activerag.serving.lm import VLLMClient
+from activerag.serving.token_lm import VLLMTokens
 from activerag.stores.chroma import EncodedQueryStore
 from activerag.stores.corpus import Corpus
-from activerag.token_lm import VLLMTokens
 
 pytestmark = pytest.mark.integration
 CONFIG = dict(k=4, batch=4, epochs=2, checkpoint_every=100, lr=1e-4)

@@ -13,9 +13,9 @@ import pytest
 from activerag.context import FlareContext
 from activerag.demo import load_demo_questions
 from activerag.errors import ActiveRagError
+from activerag.evaluation.metrics import find_answer
+from activerag.evaluation.paper import shared_data
 from activerag.graphs.methods import FB_RAG_GRAPHS, METHODS, method
-from activerag.metrics import find_answer
-from activerag.paper import shared_data
 from activerag.stores.corpus import Corpus
 
 pytestmark = pytest.mark.integration

@@ -7,12 +7,12 @@ import asyncio
 import pytest
 from realprocs import kill_server, settings_of, start
 
-from activerag import server
 from activerag.context import FlareContext
-from activerag.datasets import load_dataset
-from activerag.evaluate import Run, evaluate, method_runs
+from activerag.evaluation.datasets import load_dataset
+from activerag.evaluation.evaluate import Run, evaluate, method_runs
 from activerag.nodes import parts
-from activerag.replicas import Replicas
+from activerag.serving import server
+from activerag.serving.replicas import Replicas
 
 pytestmark = pytest.mark.integration
 

@@ -5,11 +5,11 @@ import pytest
 
 from activerag.context import ReplugContext
 from activerag.demo import load_demo_questions
+from activerag.evaluation.metrics import extract_answer, normalize
 from activerag.graphs.replug import build_replug_graph
-from activerag.metrics import extract_answer, normalize
 from activerag.nodes.replug_logic import choose
+from activerag.serving.token_lm import VLLMTokens
 from activerag.settings import Settings
-from activerag.token_lm import VLLMTokens
 
 pytestmark = pytest.mark.integration
 QUESTIONS = [q["question"] for q in load_demo_questions()]

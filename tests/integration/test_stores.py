@@ -90,7 +90,7 @@ def test_chroma_server_store(chroma_server, tmp_path):
 
 def test_the_bm25s_index_ranks_the_2wiki_corpus_as_rank_bm25(tmp_path):
     """Identical top-10 ids (and scores) on the real 2Wiki corpus for 100 of its questions."""
-    from activerag.datasets import load_dataset, shared_data
+    from activerag.evaluation.datasets import load_dataset, shared_data
     from activerag.stores.bm25 import BM25Store
     from activerag.stores.documents import read_corpus
 

@@ -23,7 +23,7 @@ from activerag.errors import (
     NoLogprobs,
     PromptTooLong,
 )
-from activerag.lm import LMServerError, busy_error, lm_timeout
+from activerag.serving.lm import LMServerError, busy_error, lm_timeout
 
 _ID_PREFIX = "token_id:"
 RETRIES = 2

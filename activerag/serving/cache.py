@@ -16,8 +16,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from activerag.lm import LM, CutFn, Generation, Token
-from activerag.token_lm import Samples
+from activerag.serving.lm import LM, CutFn, Generation, Token
+from activerag.serving.token_lm import Samples
 
 _active: Path | None = None
 _samples: Path | None = None

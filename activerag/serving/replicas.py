@@ -22,7 +22,7 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from activerag.errors import LMServerUnreachable, ModelMismatch
-from activerag.lm import LMServerError
+from activerag.serving.lm import LMServerError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

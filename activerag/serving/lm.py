@@ -175,7 +175,7 @@ class VLLMClient:
         return self._llms[loop]
 
     def _served_model(self) -> str:
-        from activerag.server import server_models
+        from activerag.serving.server import server_models
 
         models = server_models(self.base_url)
         if not models:
@@ -184,7 +184,7 @@ class VLLMClient:
 
     def check(self) -> None:
         """Fail now, with a clear error, if the server is down or serves another model."""
-        from activerag.server import server_models
+        from activerag.serving.server import server_models
 
         models = server_models(self.base_url)
         if self.model not in models:

@@ -29,7 +29,7 @@ def shared_data() -> Path:
         if not path.is_dir():
             raise ActiveRagError(f"ACTIVERAG_DATA={path} is not a folder; point it at shared/data")
         return path
-    for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
+    for base in (Path.cwd(), Path(__file__).resolve().parents[2]):
         candidate = base.parent / "shared" / "data"
         if candidate.exists():
             return candidate

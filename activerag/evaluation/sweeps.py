@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from activerag.context import FlareContext
-from activerag.datasets import Example
-from activerag.evaluate import Run, evaluate, markdown_table, shortfall
+from activerag.evaluation.datasets import Example
+from activerag.evaluation.evaluate import Run, evaluate, markdown_table, shortfall
 from activerag.graphs.methods import method
 
 # The β sweep's masking modes beyond the paper's per-token masking (label -> settings).

@@ -22,10 +22,9 @@ from tqdm import tqdm
 
 from activerag import durable
 from activerag.context import FBRagContext, FlareContext, ServingContext
-from activerag.datasets import Example, load_dataset
 from activerag.errors import ActiveRagError
-from activerag.graphs.methods import method
-from activerag.metrics import (
+from activerag.evaluation.datasets import Example, load_dataset
+from activerag.evaluation.metrics import (
     best_prf,
     exact_match,
     extract_answer,
@@ -34,9 +33,10 @@ from activerag.metrics import (
     str_em,
     yes_no,
 )
-from activerag.replicas import sticky
-from activerag.server import vllm_counters
-from activerag.stats import bootstrap_ci, paired_bootstrap_p
+from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+from activerag.graphs.methods import method
+from activerag.serving.replicas import sticky
+from activerag.serving.server import vllm_counters
 
 TIMING_KEYS = ("seconds", "seconds_per_question", "wall_seconds", "prefix_cache_hit_rate")
 QUALITY_KEYS = ("em", "f1", "precision", "recall", "rouge_l", "gold_title_recall",
