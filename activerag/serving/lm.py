@@ -113,17 +113,30 @@ def busy_error(base_url: str, timeout: float) -> LMServerError:
                          "with ACTIVERAG_LM_TIMEOUT=SECONDS")
 
 
+def unreachable_error(base_url: str, exc: Exception) -> LMServerUnreachable:
+    """A request refused, reset, or cut off by a server dying midway."""
+    return LMServerUnreachable(f"the LM server at {base_url} is unreachable ({exc}); start it "
+                               "with `activerag serve` or pass the URL of a running vLLM server")
+
+
+def too_long_error(model: str, message: str) -> PromptTooLong | None:
+    """The error for a rejection that says the prompt overflows the context window, else None."""
+    if "context length" in message or "maximum" in message and "token" in message:
+        return PromptTooLong(
+            f"the prompt does not fit the context window of {model!r}: {message}. "
+            "Retrieve fewer or shorter documents (lower k), lower max tokens, or serve the "
+            "model with a larger --max-model-len"
+        )
+    return None
+
+
 def _translate(exc: Exception, base_url: str, model: str,
                timeout: float | None = None) -> ActiveRagError:
     """Turn an OpenAI client error into one that names the cause and the fix."""
     if isinstance(exc, openai.APITimeoutError | httpx.ReadTimeout | httpx.WriteTimeout):
         return busy_error(base_url, timeout or lm_timeout())
     if isinstance(exc, openai.APIConnectionError | httpx.TransportError):
-        # refused, reset, or a stream the server closed by dying midway
-        return LMServerUnreachable(
-            f"the LM server at {base_url} is unreachable ({exc}); start it with "
-            "`activerag serve` or pass the URL of a running vLLM server"
-        )
+        return unreachable_error(base_url, exc)
     if isinstance(exc, openai.NotFoundError):
         return ModelMismatch(
             f"the server at {base_url} does not serve model {model!r} ({exc}); "
@@ -135,13 +148,8 @@ def _translate(exc: Exception, base_url: str, model: str,
             return NoLogprobs(f"the server at {base_url} refused the logprobs asked for ({msg}); "
                               "start vLLM with a larger --max-logprobs, or choose a trigger "
                               "that reads only each token's own probability")
-        if "context length" in msg or "maximum" in msg and "token" in msg:
-            return PromptTooLong(
-                f"the prompt does not fit the context window of {model!r}: {msg}. "
-                "Retrieve fewer or shorter documents (lower k), lower max tokens, or serve the "
-                "model with a larger --max-model-len"
-            )
-        return ActiveRagError(f"the LM server rejected the request: {msg}")
+        return too_long_error(model, msg) or ActiveRagError(
+            f"the LM server rejected the request: {msg}")
     if isinstance(exc, openai.InternalServerError | openai.APITimeoutError):
         return LMServerError(f"the LM server at {base_url} failed: {exc}; retrying may help")
     return ActiveRagError(f"LM request to {base_url} failed: {exc!r}")

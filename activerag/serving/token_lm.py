@@ -21,9 +21,14 @@ from activerag.errors import (
     LMServerUnreachable,
     ModelMismatch,
     NoLogprobs,
-    PromptTooLong,
 )
-from activerag.serving.lm import LMServerError, busy_error, lm_timeout
+from activerag.serving.lm import (
+    LMServerError,
+    busy_error,
+    lm_timeout,
+    too_long_error,
+    unreachable_error,
+)
 
 _ID_PREFIX = "token_id:"
 RETRIES = 2
@@ -141,9 +146,7 @@ class VLLMTokens:
         except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:
             raise busy_error(self.base_url, self.timeout) from exc
         except httpx.HTTPError as exc:
-            raise LMServerUnreachable(
-                f"the LM server at {self.base_url} is unreachable ({exc!r}); start it with "
-                "`activerag serve` or pass the URL of a running vLLM server") from exc
+            raise unreachable_error(self.base_url, exc) from exc
         if resp.status_code >= 500:
             raise LMServerError(f"the LM server at {self.base_url} failed ({resp.status_code}: "
                                 f"{resp.text[:300]}); retrying may help")
@@ -152,12 +155,8 @@ class VLLMTokens:
                                 f"or has no {path} ({resp.text[:300]})")
         if resp.status_code >= 400:
             text = resp.text[:500]
-            if "context length" in text or "maximum" in text and "token" in text:
-                raise PromptTooLong(f"the prompt does not fit the context window of "
-                                    f"{self.model!r}: {text}. Retrieve fewer or shorter "
-                                    "documents, or serve the model with a larger --max-model-len")
-            raise ActiveRagError(f"the LM server rejected the request ({resp.status_code}): "
-                                 f"{text}")
+            raise too_long_error(self.model, text) or ActiveRagError(
+                f"the LM server rejected the request ({resp.status_code}): {text}")
         return dict(resp.json())
 
     async def context_window(self) -> int | None:

@@ -6,6 +6,7 @@ import pytest
 
 from activerag.errors import LMServerUnreachable, ModelMismatch, PromptTooLong
 from activerag.serving.lm import VLLMClient
+from activerag.serving.token_lm import VLLMTokens
 
 pytestmark = pytest.mark.integration
 
@@ -27,6 +28,14 @@ async def test_prompt_longer_than_the_context(vllm_url):
     client = VLLMClient(vllm_url)
     with pytest.raises(PromptTooLong, match="lower k"):
         await client.generate("word " * 5000, max_tokens=8)
+
+
+async def test_the_token_client_names_the_same_causes_and_fixes(vllm_url):
+    tokens = VLLMTokens(vllm_url, "SmolLM2-135M-Instruct")
+    with pytest.raises(PromptTooLong, match="lower k"):
+        await tokens.sample("word " * 5000, 1, 4, temperature=1.0, top_p=1.0, top_k=-1, seed=0)
+    with pytest.raises(LMServerUnreachable, match="activerag serve"):
+        await VLLMTokens("http://127.0.0.1:9/v1", "SmolLM2-135M-Instruct").tokenize("Hello")
 
 
 async def test_real_generation_carries_logprobs_and_offsets(vllm_url):
