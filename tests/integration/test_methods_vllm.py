@@ -67,7 +67,8 @@ async def test_the_app_keeps_single_or_hands_over_to_flare_as_its_threshold_says
     assert sure["route"] == "single" and list(sure["runs"]) == ["single"]
     assert sure["answer"] == single["answer"] and sure["lm_calls"] == single["lm_calls"]
     assert 0.0 < sure["confidence"] < 1.0
-    unsure = await run("app", vllm_url, demo_store, min_confidence=sure["confidence"] + 1e-6)
+    # 1e-3 above: vLLM's CPU kernels move a probability by up to ~1e-6 between batchings
+    unsure = await run("app", vllm_url, demo_store, min_confidence=sure["confidence"] + 1e-3)
     assert unsure["route"] == "flare" and list(unsure["runs"]) == ["single", "flare"]
     assert unsure["answer"] == flare["answer"]  # greedy in float32: the same answer
     assert unsure["lm_calls"] == single["lm_calls"] + flare["lm_calls"]
