@@ -11,10 +11,13 @@ from activerag.serving.cache import CachedLM
 
 
 class NamedLM:
-    """Just enough of an LM for CachedLM to be built: a model name."""
+    """Just enough of an LM for CachedLM to be built: a model name, and the alternatives per
+    token it asks for when given."""
 
-    def __init__(self, model: str = "m") -> None:
+    def __init__(self, model: str = "m", top_logprobs: int | None = None) -> None:
         self.model = model
+        if top_logprobs is not None:
+            self.top_logprobs = top_logprobs
 
 
 class Splitter:
@@ -92,3 +95,18 @@ def test_the_answer_cut_is_known_by_its_splitter(tmp_path):
     assert key(tmp_path, cut=first) == key(tmp_path, cut=second)
     # and it is not the sentence cut of the same splitter
     assert key(tmp_path, cut=first) != key(tmp_path, cut=splitter.first_sentence_end)
+
+
+def test_alternatives_per_token_are_in_the_key_when_more_than_one_is_asked(tmp_path):
+    """A generation cached with one alternative per token must not answer a client that asks
+    for twenty (the entropy trigger reads them); one, or none said, is the old key."""
+
+    def keyed(top):
+        lm = CachedLM(NamedLM(top_logprobs=top), tmp_path / f"{top}.sqlite")
+        return lm._key("p", **REQUEST, cut=None)
+
+    assert keyed(None) == keyed(1)
+    assert len({keyed(1), keyed(2), keyed(20)}) == 3
+    blob = (b'{"cut": "None", "format": 2, "logit_bias": {"7": -100.0}, "max_tokens": 8, '
+            b'"model": "m", "prompt": "p", "stop": ["\\n\\n"], "top_logprobs": 20}')
+    assert keyed(20) == hashlib.sha256(blob).hexdigest()
