@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import shutil
 from collections.abc import Sequence
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +37,17 @@ def okapi_idf(df: np.ndarray, n: int) -> np.ndarray:
     """Robertson's idf of document frequencies DF among N passages, as rank-bm25 computes it
     (negative for terms in more than half of them)."""
     return np.log(n - df + 0.5) - np.log(df + 0.5)
+
+
+def mean_idf(tokens: Sequence[list[str]], df: dict[str, int], n: int) -> float:
+    """The vocabulary's mean Robertson idf summed as rank-bm25 sums it: term by term in the order
+    of first occurrence, with math.log. Where the mean is near 0, another order or log can flip
+    its sign, and with it whether the floored terms (ε times it) score above 0 at all."""
+    order = dict.fromkeys(chain.from_iterable(tokens))
+    total = 0.0
+    for term in order:
+        total += math.log(n - df[term] + 0.5) - math.log(df[term] + 0.5)
+    return total / len(order) if order else 0.0
 
 
 def line_offsets(file: Path) -> np.ndarray:
@@ -69,7 +82,8 @@ class BM25Index:
         # for unknown query words, has no column)
         df = np.diff(np.asarray(indptr))
         idf = okapi_idf(df, n)
-        floor = EPSILON * float(idf.mean()) if len(df) else 0.0
+        floor = EPSILON * mean_idf(tokens, {t: int(df[c]) for t, c in retriever.vocab_dict.items()
+                                           if c < len(df)}, n)
         lengths = np.fromiter((len(d) for d in tokens), dtype=np.float64, count=n)
         norm = K1 * (1 - B + B * lengths / max(lengths.mean(), 1e-9))
         term_of = {col: term for term, col in retriever.vocab_dict.items()}
