@@ -43,24 +43,25 @@ MUTATION_DIR := build/mutation
 MUTATION_MIN ?= 85
 MUTANTS := 'activerag.nodes.logic.*' 'activerag.nodes.replug_logic.*' 'activerag.evaluation.metrics.*' \
 	'activerag.stores.documents.x_passage_id__*' 'activerag.stores.documents.x_make_document__*' \
-	'activerag.stores.documents.x_split_passages__*' 'activerag.serving.cache.x*CachedLM*_key__*' \
-	'activerag.serving.lm.x_trim__*' 'activerag.serving.lm.x__tokens_of__*' 'activerag.lsr.x_lsr_loss__*' \
-	'activerag.lsr.x_lr_factor__*' 'activerag.lsr.x_lm_score__*' 'activerag.lsr.x_title_recall__*' \
-	'activerag.lsr.x_halves__*' 'activerag.lsr.x_lm_split__*' 'activerag.lsr.x_overlap__*' \
-	'activerag.lsr.x*LSRConfig*check__*' 'activerag.lsr.x_training_round__*' \
-	'activerag.lsr.x*PassageIndex*' 'activerag.nodes.fb_rag_logic.*' \
+	'activerag.stores.documents.x_split_passages__*' \
+	'activerag.serving.cache.x*CachedLM*_key__*' 'activerag.serving.lm.x_trim__*' \
+	'activerag.serving.lm.x__tokens_of__*' 'activerag.lsr.objective.x_lsr_loss__*' \
+	'activerag.lsr.objective.x_lr_factor__*' 'activerag.lsr.objective.x_lm_score__*' \
+	'activerag.lsr.data.x_title_recall__*' 'activerag.lsr.data.x_halves__*' \
+	'activerag.lsr.data.x_lm_split__*' 'activerag.lsr.data.x_overlap__*' \
+	'activerag.lsr.objective.x*LSRConfig*check__*' 'activerag.lsr.objective.x_training_round__*' \
+	'activerag.lsr.trainer.x*PassageIndex*' 'activerag.nodes.fb_rag_logic.*' \
 	'activerag.serving.server.x_assemble_gguf__*' 'activerag.serving.server.x_is_our_server__*' \
 	'activerag.serving.server.x_catalogue_model__*' 'activerag.serving.replicas.x_order__*' \
 	'activerag.serving.replicas.x_home__*' 'activerag.serving.replicas.x_sticky_key__*' \
 	'activerag.serving.replicas.x_urls__*' 'activerag.stores.bm25_index.x_okapi_idf__*' \
 	'activerag.stores.bm25_index.x*BM25Index*top__*' \
-	'activerag.stores.bm25_index.x*BM25Index*build__*' \
-	'activerag.nodes.triggers.x_min_prob__*' 'activerag.nodes.triggers.x_mean_surprisal__*' \
-	'activerag.nodes.triggers.x_every_n__*' 'activerag.nodes.triggers.x_trigger_named__*' \
-	'activerag.nodes.triggers.x_entropy__*' 'activerag.nodes.triggers.x_token_entropy__*' \
-	'activerag.serving.lm.x_check_alternatives__*' 'activerag.nodes.app.x_answer_confidence__*' \
-	'activerag.nodes.app.x_route_question__*' 'activerag.nodes.app.x_route_after_single__*' \
-	'activerag.evaluation.sweeps.x_pareto__*'
+	'activerag.stores.bm25_index.x*BM25Index*build__*' 'activerag.nodes.triggers.x_min_prob__*' \
+	'activerag.nodes.triggers.x_mean_surprisal__*' 'activerag.nodes.triggers.x_every_n__*' \
+	'activerag.nodes.triggers.x_trigger_named__*' 'activerag.nodes.triggers.x_entropy__*' \
+	'activerag.nodes.triggers.x_token_entropy__*' 'activerag.serving.lm.x_check_alternatives__*' \
+	'activerag.nodes.app.x_answer_confidence__*' 'activerag.nodes.app.x_route_question__*' \
+	'activerag.nodes.app.x_route_after_single__*' 'activerag.evaluation.sweeps.x_pareto__*'
 
 .PHONY: mutation
 mutation: setup

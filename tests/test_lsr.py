@@ -156,8 +156,8 @@ def test_training_questions_are_never_evaluation_questions():
     train = lsr.training_examples()
     held = lsr.evaluation_questions()
     assert len(train) > 400
-    assert not any(lsr._key(e.question) in held for e in train)
-    assert len({lsr._key(e.question) for e in train}) == len(train)
+    assert not any(lsr.question_key(e.question) in held for e in train)
+    assert len({lsr.question_key(e.question) for e in train}) == len(train)
     assert not {e.id for e in train} & {e.id for e in twowiki()[:lsr.HELD_OUT_2WIKI]}
     assert [e.id for e in lsr.training_examples(20, seed=3)] == \
         [e.id for e in lsr.training_examples(20, seed=3)]
