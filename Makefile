@@ -55,7 +55,7 @@ MUTANTS := 'activerag.nodes.logic.*' 'activerag.nodes.replug_logic.*' 'activerag
 	'activerag.serving.server.x_catalogue_model__*' 'activerag.serving.replicas.x_order__*' \
 	'activerag.serving.replicas.x_home__*' 'activerag.serving.replicas.x_sticky_key__*' \
 	'activerag.serving.replicas.x_urls__*' 'activerag.stores.bm25_index.x_okapi_idf__*' \
-	'activerag.stores.bm25_index.x*BM25Index*top__*' \
+	'activerag.stores.bm25_index.x*BM25Index*top__*' 'activerag.stores.bm25_index.x_mean_idf__*' \
 	'activerag.stores.bm25_index.x*BM25Index*build__*' 'activerag.nodes.triggers.x_min_prob__*' \
 	'activerag.nodes.triggers.x_mean_surprisal__*' 'activerag.nodes.triggers.x_every_n__*' \
 	'activerag.nodes.triggers.x_trigger_named__*' 'activerag.nodes.triggers.x_entropy__*' \
