@@ -1,0 +1,155 @@
+"""Command line: serve, ingest, ask, eval, sweep, train-retriever, longctx, demo."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from activerag.cli.commands import eval_methods, ingest, longctx_build, serve, sweep
+from activerag.cli.options import add_fb_options, add_run_options
+from activerag.cli.run import ask, demo
+from activerag.cli.train import train_retriever
+from activerag.errors import ActiveRagError
+from activerag.serving.server import DEFAULT_MAX_MODEL_LEN
+from activerag.settings import Settings
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of `activerag`."""
+    p = argparse.ArgumentParser(prog="activerag", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("serve", help="start vLLM with the default (or a given) model")
+    s.add_argument("--model", help="a catalogue model to fetch, convert and serve: "
+                                    "smollm2-135m (the default) or gemma-3-270m")
+    s.add_argument("--model-dir", help="Hugging Face model directory to serve")
+    s.add_argument("--gguf", help="GGUF file to convert and serve")
+    s.add_argument("--served-name", help="model name the server announces")
+    s.add_argument("--port", type=int,
+                   help="default: ACTIVERAG_PORT, else the model's own (SmolLM2 8765, Gemma 8775)")
+    s.add_argument("--max-model-len", type=int,
+                   help=f"context length (default: the catalogue model's; {DEFAULT_MAX_MODEL_LEN} "
+                        "for --model-dir/--gguf)")
+    s.add_argument("--stop", action="store_true",
+                   help="stop the servers activerag started (with --model or --port: that one)")
+    s.set_defaults(func=serve)
+
+    i = sub.add_parser("ingest", help="add a corpus (jsonl, json, DPR tsv, txt, md) to the stores")
+    i.add_argument("path", nargs="?")
+    i.add_argument("--demo", action="store_true", help="ingest the shipped demo corpus")
+    i.add_argument("--store", dest="store_dir")
+    i.add_argument("--no-dense", action="store_true", help="BM25 only (skip Chroma embeddings)")
+    i.add_argument("--max-words", type=int, default=120, help="passage length")
+    i.set_defaults(func=ingest)
+
+    a = sub.add_parser("ask", help="answer one question")
+    a.add_argument("question")
+    a.add_argument("--method", default="flare",
+                   help="flare (default), flare_explicit, flare_combined, flare_instruct, "
+                        "next_sentence, previous_sentence, previous_window, self_ask, single, none")
+    a.add_argument("--trace", action="store_true", help="print each sentence's decision")
+    a.add_argument("--json", action="store_true", help="machine-readable output")
+    a.add_argument("--html", metavar="FILE", help="write the run as one self-contained HTML "
+                   "page: the graph and the path taken, each sentence's draft tokens by "
+                   "probability, the retrievals, the answer and the costs")
+    a.add_argument("--context-file", help="the question's own long context (FB-RAG and its "
+                                           "baselines; without it they retrieve from the store)")
+    a.add_argument("--thread", help="checkpoint the run on disk under this name: a run killed "
+                                    "midway and asked again goes on from its last step")
+    a.add_argument("--checkpoints", help="the checkpoint file of --thread (default "
+                                         "ACTIVERAG_HOME/threads.sqlite)")
+    add_run_options(a)
+    add_fb_options(a)
+    a.set_defaults(func=lambda args, st: asyncio.run(ask(args, st)))
+
+    e = sub.add_parser("eval", help="evaluate methods on a dataset (resumable)")
+    e.add_argument("--dataset", default="demo",
+                   help="demo, 2wiki, 2wiki500, hotpotqa, strategyqa, asqa, nq, or a .jsonl path")
+    e.add_argument("--methods", default="flare,single,none")
+    e.add_argument("--n", type=int, default=20)
+    e.add_argument("--concurrency", type=int, default=4)
+    e.add_argument("--run", help="run folder (examples.jsonl, summary.json, summary.md); "
+                                 "running into an existing one resumes it")
+    e.add_argument("--cache", action="store_true",
+                   help="serve identical LM requests from a cache under ACTIVERAG_HOME")
+    e.add_argument("--cache-samples", action="store_true",
+                   help="FB-RAG: remember the light LM's samples under ACTIVERAG_HOME, so that "
+                        "methods that differ after stage II (Ours-F/FB, Y, K up to the K drawn) "
+                        "read the same ones; the strong reader is still asked")
+    e.add_argument("--rescore", metavar="RUN", help="recompute the metrics of a run folder")
+    add_fb_options(e)
+    add_run_options(e)
+    e.set_defaults(func=eval_methods)
+
+    w = sub.add_parser("sweep", help="the paper's ablations, the triggers, the app: tables "
+                                     "and plots")
+    w.add_argument("kind", choices=["theta", "beta", "next_previous", "window", "trigger", "app",
+                                    "all"])
+    w.add_argument("--dataset", default="2wiki")
+    w.add_argument("--n", type=int, default=100)
+    w.add_argument("--concurrency", type=int, default=4)
+    w.add_argument("--out", default="runs/sweeps", help="folder of the sweep run folders")
+    w.add_argument("--cache", action="store_true",
+                   help="serve identical LM requests from a cache under ACTIVERAG_HOME")
+    add_run_options(w)
+    w.set_defaults(func=sweep)
+
+    t = sub.add_parser("train-retriever",
+                       help="REPLUG-LSR: train a query encoder from the served LM's scores")
+    t.add_argument("--out", required=True, help="folder for the encoder and its checkpoints")
+    t.add_argument("--store", dest="store_dir", help="corpus folder (needs the dense store)")
+    t.add_argument("--n", type=int, help="training questions (default: all 2Wiki ones left "
+                                         "after the held-out head and deduplication)")
+    t.add_argument("--task", choices=["qa", "lm"], default="qa",
+                   help="qa: 2Wiki questions and answers; lm: corpus passages, the second half "
+                        "given the first")
+    t.add_argument("--k", type=int, default=10, help="passages per question")
+    t.add_argument("--gamma", type=float, default=0.1, help="retriever temperature γ")
+    t.add_argument("--beta", dest="lm_beta", type=float, default=0.1, help="LM temperature β")
+    t.add_argument("--lm-score", choices=["mean", "sum"], default="mean")
+    t.add_argument("--kl", choices=["paper", "reverse"], default="paper",
+                   help="KL(P_R||Q) as in Eq. 5, or the official code's KL(Q||P_R)")
+    t.add_argument("--teacher", choices=["lm", "shuffled"], default="lm",
+                   help="shuffled: a control with each question's LM scores permuted")
+    t.add_argument("--reembed-every", type=int, default=0, metavar="T",
+                   help="re-embed the passages with the tower every T steps and retrieve from "
+                        "the new index (§4.4; a small corpus); 0: passage embeddings frozen")
+    t.add_argument("--lr", type=float, default=2e-5)
+    t.add_argument("--batch", type=int, default=16)
+    t.add_argument("--epochs", type=int, default=3)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--checkpoint-every", type=int, default=10)
+    t.add_argument("--eval-n", type=int, default=200,
+                   help="held-out 2Wiki questions for recall@k before and after")
+    t.add_argument("--fresh", action="store_true", help="ignore a checkpoint in --out")
+    t.add_argument("--base-url", dest="base_url")
+    t.add_argument("--model")
+    t.set_defaults(func=train_retriever)
+
+    lc = sub.add_parser("longctx", help="LongBench-style long-context inputs (FB-RAG)")
+    lc_sub = lc.add_subparsers(dest="longctx_command", required=True)
+    b = lc_sub.add_parser("build", help="pad 2wiki500 or HotpotQA questions' own paragraphs "
+                                        "with distractors from the shared corpus")
+    b.add_argument("--dataset", choices=["2wiki500", "hotpotqa"], required=True)
+    b.add_argument("--words", type=int, default=1500, help="target context length in words")
+    b.add_argument("--n", type=int, help="first N questions (default: all)")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--out", help="jsonl file (default: ACTIVERAG_HOME/longctx/"
+                                 "DATASET-WORDSw.jsonl; never inside the repository)")
+    b.set_defaults(func=longctx_build)
+
+    d = sub.add_parser("demo", help="serve, ingest the demo corpus, answer demo questions")
+    d.add_argument("--n", type=int, default=2, help="questions of each kind (two-hop, one-hop)")
+    d.set_defaults(func=demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `activerag` command."""
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args, Settings.from_env()) or 0)
+    except ActiveRagError as exc:
+        print(f"activerag: error: {exc}", file=sys.stderr)
+        return 2

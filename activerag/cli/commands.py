@@ -1,0 +1,114 @@
+"""`activerag serve`, `ingest`, `eval`, `sweep` and `longctx build`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from pathlib import Path
+
+from activerag.cli.options import fb_context, flare_context
+from activerag.errors import ActiveRagError
+from activerag.settings import Settings
+
+
+def serve(args: argparse.Namespace, settings: Settings) -> int:
+    from activerag.serving import server
+
+    model = server.catalogue_model(args.model) if args.model else server.DEFAULT_MODEL
+    # the port: --port, else ACTIVERAG_PORT, else the catalogue model's own
+    port = args.port or (settings.port if os.environ.get("ACTIVERAG_PORT") else model.port)
+    if args.stop:
+        chosen = args.port or args.model or os.environ.get("ACTIVERAG_PORT")
+        ports = [port] if chosen else server.managed_ports(settings)
+        stopped = [p for p in ports if server.stop_server(settings.model_copy(update={"port": p}))]
+        print(f"stopped the server on port{'s' if len(stopped) > 1 else ''} "
+              f"{', '.join(map(str, stopped))}" if stopped else "no managed server was running")
+        return 0
+    settings = settings.model_copy(update={"port": port})
+    model_dir = Path(args.model_dir) if args.model_dir else None
+    if args.gguf:
+        gguf = Path(args.gguf)
+        model_dir = settings.models / gguf.stem
+        if not (model_dir / "config.json").exists():
+            server.convert_gguf(gguf, model_dir)
+    url = server.start_server(settings, model_dir, args.max_model_len, args.served_name,
+                              model=model)
+    print(url)
+    return 0
+
+
+def ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from activerag.demo import DEMO_CORPUS
+    from activerag.stores.corpus import Corpus
+
+    if not args.path and not args.demo:
+        raise ActiveRagError("give a corpus PATH or --demo")
+    source = DEMO_CORPUS if args.demo else Path(args.path)
+    store = Path(args.store_dir) if args.store_dir else settings.stores
+    report = Corpus(store, settings.chroma_url).ingest(source, dense=not args.no_dense,
+                                                       max_words=args.max_words)
+    print(report.summary())
+    print(f"store: {store}")
+    return 0
+
+
+def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
+    from activerag.evaluation import evaluate
+    from activerag.evaluation.datasets import load_dataset
+    from activerag.graphs.methods import METHODS
+
+    if args.rescore:
+        result = evaluate.rescore(evaluate.Run(Path(args.rescore)))
+        print(evaluate.summary_markdown(result))
+        return 0
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ActiveRagError(f"unknown methods {unknown}; choose from {', '.join(METHODS)}")
+    if args.cache:
+        from activerag.serving import cache
+
+        cache.enable(settings.home / "lm-cache.sqlite")
+    if args.cache_samples:
+        from activerag.serving import cache
+
+        cache.enable_samples(settings.home / "lm-cache.sqlite")
+    examples = load_dataset(args.dataset, args.n)
+    run_dir = Path(args.run or f"runs/{args.dataset.replace('/', '_')}-{'-'.join(methods)}")
+    runs = evaluate.method_runs(methods, flare_context(args, settings), fb_context(args, settings))
+    result = asyncio.run(evaluate.evaluate(evaluate.Run(run_dir), args.dataset, runs, examples,
+                                           args.concurrency,
+                                           metrics_url=runs[methods[0]][1].base_url))
+    print(evaluate.summary_markdown(result))
+    print(f"run folder: {run_dir}")
+    return 0
+
+
+def sweep(args: argparse.Namespace, settings: Settings) -> int:
+    from activerag.evaluation.datasets import load_dataset
+    from activerag.evaluation.sweeps import SWEEPS, run_sweep
+
+    if args.cache:
+        from activerag.serving import cache
+
+        cache.enable(settings.home / "lm-cache.sqlite")
+    names = list(SWEEPS) if args.kind == "all" else [args.kind]
+    examples = load_dataset(args.dataset, args.n)
+    for name in names:
+        folder = Path(args.out) / name
+        asyncio.run(run_sweep(name, folder, args.dataset, examples, flare_context(args, settings),
+                              args.concurrency))
+        print((folder / f"{name}.md").read_text())
+        print(f"plot: {folder / f'{name}.png'}")
+    return 0
+
+
+def longctx_build(args: argparse.Namespace, settings: Settings) -> int:
+    from activerag import longctx
+
+    out = Path(args.out) if args.out else (settings.home / "longctx"
+                                           / f"{args.dataset}-{args.words}w.jsonl")
+    longctx.write(longctx.build(args.dataset, args.words, args.n, args.seed), out)
+    print(out)
+    return 0
