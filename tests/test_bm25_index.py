@@ -59,6 +59,10 @@ def test_the_floor_is_rank_bm25s_to_the_last_bit(tokens):
     assert [s < 0 for s in got] == [s < 0 for s in okapi.get_scores(["river"])]
 
 
+def test_no_vocabulary_has_a_mean_idf_of_zero():
+    assert mean_idf([[], []], {}, 2) == 0.0
+
+
 def test_a_term_in_most_passages_keeps_rank_bm25s_floor_not_zero():
     tokens = [["river", "bridge"], ["river"], ["river", "town", "town"], ["garden"]]
     got = dict(BM25Index.build(tokens).top(["river"], 4))
