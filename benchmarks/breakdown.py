@@ -49,6 +49,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import serverprobe  # noqa: E402
+from publish import publish  # noqa: E402
 
 from activerag import durable  # noqa: E402
 from activerag.context import FlareContext  # noqa: E402
@@ -249,11 +250,7 @@ async def main() -> None:
             f"{Path(ctx.store_dir).name} ({engine.split(':')[0]}); server {ctx.base_url}, "
             f"{os.cpu_count()} CPU cores, load average {load:.1f} at the start. Times are means "
             "per question; LM parts as the client sees each streamed request.")
-    text = markdown(results, note)
-    print("\n" + text)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
-    print(f"written to {args.out}")
+    publish(markdown(results, note), args.out)
 
 
 if __name__ == "__main__":

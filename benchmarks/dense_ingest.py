@@ -35,6 +35,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from langchain_core.documents import Document  # noqa: E402
+from publish import publish  # noqa: E402
 
 from activerag.evaluation.datasets import shared_data  # noqa: E402
 from activerag.stores.chroma import ChromaStore, MiniLMEmbedding, unit_vectors  # noqa: E402
@@ -159,11 +160,7 @@ def main() -> None:
                   f"{full['passages']:,} passages in {full['wall_s']:.0f} s "
                   f"({full['passages'] / full['wall_s']:.1f} passages/s), of which Chroma "
                   f"{full['chroma_s']:.0f} s."]
-    text = "\n".join(lines) + "\n"
-    print("\n" + text)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
-    print(f"written to {args.out}")
+    publish("\n".join(lines) + "\n", args.out)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from typing import Any
 from langchain_core.documents import Document
 from langgraph.runtime import Runtime
 from langgraph_sdk import get_client
+from publish import publish
 
 from activerag.context import FlareContext
 from activerag.demo import DEMO_CORPUS, load_demo_questions
@@ -230,10 +231,7 @@ def main() -> None:
             before = os.getloadavg()[0]
             runs, warm, wall = asyncio.run(load(url, args, context))
             after = os.getloadavg()[0]
-    text = report(args, runs, warm, wall, model, (before, after))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
-    print(text)
+    publish(report(args, runs, warm, wall, model, (before, after)), args.out)
 
 
 if __name__ == "__main__":

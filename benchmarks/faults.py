@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import realprocs  # noqa: E402  (the integration tests' helpers, in tests/)
 from netcheck import listening_addresses  # noqa: E402
+from publish import publish  # noqa: E402
 
 from activerag.demo import DEMO_CORPUS  # noqa: E402
 from activerag.evaluation.datasets import load_dataset  # noqa: E402
@@ -416,8 +417,7 @@ def main() -> int:
             f"servers of its own, the demo corpus, the first {args.n} demo questions per "
             "evaluation, FLARE with at most 3 sentences; 2 cores shared with other work)\n\n"
             + table(rows))
-    Path(args.out).write_text(text)
-    print(text)
+    publish(text, args.out)
     return 0 if all(not r.happened.startswith("NOT PRODUCED") for r in rows) else 1
 
 

@@ -46,6 +46,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import serverprobe  # noqa: E402
+from publish import publish  # noqa: E402
 
 from activerag.evaluation import evaluate  # noqa: E402
 from activerag.evaluation.datasets import Example, load_dataset  # noqa: E402
@@ -215,11 +216,7 @@ async def main() -> None:
             "mean number it keeps open); running on server: vLLM's num_requests_running, "
             "polled every 2 s; harness CPU: this process's CPU seconds (all threads) less the "
             "polling's.")
-    text = markdown(rows, bare, args, note)
-    print("\n" + text)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
-    print(f"written to {args.out}")
+    publish(markdown(rows, bare, args, note), args.out)
 
 
 if __name__ == "__main__":
