@@ -113,9 +113,9 @@ def busy_error(base_url: str, timeout: float) -> LMServerError:
                          "with ACTIVERAG_LM_TIMEOUT=SECONDS")
 
 
-def unreachable_error(base_url: str, exc: Exception) -> LMServerUnreachable:
-    """A request refused, reset, or cut off by a server dying midway."""
-    return LMServerUnreachable(f"the LM server at {base_url} is unreachable ({exc}); start it "
+def unreachable_error(base_url: str, cause: str) -> LMServerUnreachable:
+    """A request refused, reset, or cut off by a server dying midway; CAUSE says how."""
+    return LMServerUnreachable(f"the LM server at {base_url} is unreachable ({cause}); start it "
                                "with `activerag serve` or pass the URL of a running vLLM server")
 
 
@@ -136,7 +136,7 @@ def _translate(exc: Exception, base_url: str, model: str,
     if isinstance(exc, openai.APITimeoutError | httpx.ReadTimeout | httpx.WriteTimeout):
         return busy_error(base_url, timeout or lm_timeout())
     if isinstance(exc, openai.APIConnectionError | httpx.TransportError):
-        return unreachable_error(base_url, exc)
+        return unreachable_error(base_url, str(exc))
     if isinstance(exc, openai.NotFoundError):
         return ModelMismatch(
             f"the server at {base_url} does not serve model {model!r} ({exc}); "

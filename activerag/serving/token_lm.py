@@ -146,7 +146,8 @@ class VLLMTokens:
         except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:
             raise busy_error(self.base_url, self.timeout) from exc
         except httpx.HTTPError as exc:
-            raise unreachable_error(self.base_url, exc) from exc
+            # httpx's own errors can have an empty text; their repr still names them
+            raise unreachable_error(self.base_url, repr(exc)) from exc
         if resp.status_code >= 500:
             raise LMServerError(f"the LM server at {self.base_url} failed ({resp.status_code}: "
                                 f"{resp.text[:300]}); retrying may help")
