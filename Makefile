@@ -52,7 +52,8 @@ MUTANTS := 'activerag.nodes.logic.*' 'activerag.nodes.replug_logic.*' 'activerag
 	'activerag.lsr.objective.x*LSRConfig*check__*' 'activerag.lsr.objective.x_training_round__*' \
 	'activerag.lsr.trainer.x*PassageIndex*' 'activerag.nodes.fb_rag_logic.*' \
 	'activerag.serving.server.x_assemble_gguf__*' 'activerag.serving.server.x_is_our_server__*' \
-	'activerag.serving.server.x_catalogue_model__*' 'activerag.serving.replicas.x_order__*' \
+	'activerag.serving.catalogue.x_catalogue_model__*' 'activerag.serving.catalogue.x_check_fits__*' \
+	'activerag.serving.replicas.x_order__*' \
 	'activerag.serving.replicas.x_home__*' 'activerag.serving.replicas.x_sticky_key__*' \
 	'activerag.serving.replicas.x_urls__*' 'activerag.stores.bm25_index.x_okapi_idf__*' \
 	'activerag.stores.bm25_index.x*BM25Index*top__*' 'activerag.stores.bm25_index.x_mean_idf__*' \

@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Literal, TypeVar
 
-from activerag.serving.server import CATALOGUE, CatalogueModel
+from activerag.serving.catalogue import DEFAULT_MODEL, FAST_MODEL, CatalogueModel
 
 
 def _env(name: str, default: str) -> str:
@@ -63,12 +63,13 @@ class ServingContext:
     prompt_set: Literal["default", "paper", "paper-strategyqa", "paper-asqa"] = "default"
     """Exemplars: the library's own, or the paper's for 2Wiki, StrategyQA or ASQA (read from
     $ACTIVERAG_DATA at run time, never copied)."""
-    base_url: str = _env("ACTIVERAG_BASE_URL", "http://127.0.0.1:8765/v1")
-    """OpenAI-compatible (vLLM) endpoint."""
+    base_url: str = _env("ACTIVERAG_BASE_URL", f"http://127.0.0.1:{DEFAULT_MODEL.port}/v1")
+    """OpenAI-compatible (vLLM) endpoint (default: where `activerag serve` serves the default
+    model)."""
     model: str = _env("ACTIVERAG_MODEL", "")
     """Served model name; empty: the one the server serves."""
     prompt_format: Literal["chatml", "plain"] = "chatml"
-    """chatml for ChatML-templated instruct models (SmolLM2, Qwen); plain for base models."""
+    """chatml for ChatML-templated instruct models (Qwen, SmolLM2); plain for base models."""
     retriever: Literal["bm25", "chroma"] = "bm25"
     """Which store of the corpus answers queries (the paper uses BM25)."""
     store_dir: str = _env("ACTIVERAG_STORE_DIR", "")
@@ -198,7 +199,7 @@ def _served_here(model: CatalogueModel) -> str:
     return f"http://127.0.0.1:{model.port}/v1"
 
 
-_LIGHT, _STRONG = CATALOGUE["smollm2-135m"], CATALOGUE["gemma-3-270m"]
+_LIGHT, _STRONG = FAST_MODEL, DEFAULT_MODEL
 """FB-RAG's default light sampler and strong reader."""
 
 
@@ -210,14 +211,15 @@ class FBRagContext(ServingContext):
     reads the best of them. base_url, model and prompt_format name the strong reader; light_*
     the light sampler. Sizes are in words, the paper's "(X→Y)"."""
 
-    base_url: str = _env("ACTIVERAG_STRONG_URL", _served_here(_STRONG))
-    """The strong reader's endpoint (default: gemma-3-270m as `activerag serve --model
-    gemma-3-270m` serves it)."""
+    base_url: str = _env("ACTIVERAG_STRONG_URL",
+                         _env("ACTIVERAG_BASE_URL", _served_here(_STRONG)))
+    """The strong reader's endpoint (default: the default model, Qwen2.5-Coder-0.5B-Instruct,
+    as `activerag serve` serves it)."""
     prompt_format: Literal["chatml", "plain"] = _STRONG.prompt_format
-    """The strong reader's prompt layout (plain: Gemma 3 270M is a base model)."""
-    light_base_url: str = _env("ACTIVERAG_LIGHT_URL",
-                               _env("ACTIVERAG_BASE_URL", _served_here(_LIGHT)))
-    """The light sampler's endpoint (default: SmolLM2-135M, `activerag serve`)."""
+    """The strong reader's prompt layout (Qwen2.5-Instruct: ChatML)."""
+    light_base_url: str = _env("ACTIVERAG_LIGHT_URL", _served_here(_LIGHT))
+    """The light sampler's endpoint (default: SmolLM2-135M, as `activerag serve --model
+    smollm2-135m` serves it)."""
     light_model: str = ""
     """The light sampler's model name; empty: the one its server serves."""
     light_prompt_format: Literal["chatml", "plain"] = _LIGHT.prompt_format

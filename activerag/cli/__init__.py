@@ -11,6 +11,7 @@ from activerag.cli.options import add_fb_options, add_run_options
 from activerag.cli.run import ask, demo
 from activerag.cli.train import train_retriever
 from activerag.errors import ActiveRagError
+from activerag.serving.catalogue import CATALOGUE, DEFAULT_MODEL
 from activerag.serving.server import DEFAULT_MAX_MODEL_LEN
 from activerag.settings import Settings
 
@@ -22,12 +23,15 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("serve", help="start vLLM with the default (or a given) model")
     s.add_argument("--model", help="a catalogue model to fetch, convert and serve: "
-                                    "smollm2-135m (the default) or gemma-3-270m")
+                                    + ", ".join(f"{m.key} ({m.server_gb:g} GB"
+                                                + (", the default)" if m is DEFAULT_MODEL else ")")
+                                                for m in CATALOGUE.values()))
     s.add_argument("--model-dir", help="Hugging Face model directory to serve")
     s.add_argument("--gguf", help="GGUF file to convert and serve")
     s.add_argument("--served-name", help="model name the server announces")
     s.add_argument("--port", type=int,
-                   help="default: ACTIVERAG_PORT, else the model's own (SmolLM2 8765, Gemma 8775)")
+                   help="default: ACTIVERAG_PORT, else the model's own ("
+                        + ", ".join(f"{m.key} {m.port}" for m in CATALOGUE.values()) + ")")
     s.add_argument("--max-model-len", type=int,
                    help=f"context length (default: the catalogue model's; {DEFAULT_MAX_MODEL_LEN} "
                         "for --model-dir/--gguf)")

