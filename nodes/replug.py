@@ -7,8 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.documents import Document
@@ -17,7 +16,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send
 
 from activerag.context import FlareContext, ReplugContext
-from activerag.errors import ActiveRagError, EmptyQuestion, PromptTooLong
+from activerag.errors import ActiveRagError, EmptyQuestion
 from activerag.evaluation.metrics import extract_answer, normalize
 from activerag.nodes.common import (
     AnswerCut,
@@ -31,22 +30,19 @@ from activerag.nodes.logic import answer_end
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import ANSWER_STOPS, answer_prompt
 from activerag.nodes.replug_logic import (
-    Decided,
-    decide_round,
+    best_answer,
     doc_weights,
-    document_keep,
     mixture_logprob,
-    vote,
+    top_weighted,
+    vote_scores,
 )
+from activerag.nodes.replug_tokens import decide, fit_documents, proposal, stop_at
 from activerag.serving.lm import Generation, Token
-from activerag.serving.token_lm import Steps, TokenLM, context_window_of
+from activerag.serving.token_lm import TokenLM
 from activerag.state import COUNTERS, FlareState, ReplugState, ReplugTrace
 
 Update = dict[str, Any]
 log = logging.getLogger(__name__)
-# How the tokenizers of the served models write their special tokens (end of sequence or of a
-# turn); the detokenizer leaves them in, and an empty piece is one too.
-_SPECIAL = re.compile(r"|<\|[^|<>\s]+\|>|</s>|<eos>|<end_of_turn>")
 
 
 def weights_of(docs: Sequence[Document], retriever: str = "bm25",
@@ -105,46 +101,6 @@ def make_retrieve(parts: Parts) -> Any:
     return retrieve
 
 
-async def fit_documents(lm: TokenLM, docs: Sequence[Document],
-                        prompt_of: Callable[[Document], str], reserve: int,
-                        ) -> tuple[list[Document], list[list[int]], list[str]]:
-    """Each document's prompt as token ids, a document whose prompt leaves fewer than RESERVE
-    tokens of the served context for the answer cut to fit (its head kept), and a note per cut.
-    """
-    prompts = list(await asyncio.gather(*[lm.tokenize(prompt_of(d)) for d in docs]))
-    window = await context_window_of(lm)
-    if not window:
-        return list(docs), prompts, []
-    room = window - reserve
-    out, notes = list(docs), []
-    for i, doc in enumerate(docs):
-        if len(prompts[i]) <= room:  # fits: no need to tokenize the document alone
-            continue
-        ids = await lm.tokenize(doc.page_content)
-        try:
-            keep = document_keep(len(prompts[i]), len(ids), window, reserve)
-        except ValueError as exc:
-            raise PromptTooLong(f"{exc}; shorten the question or the exemplars, lower "
-                                "max_answer_tokens, or serve the model with a larger "
-                                "--max-model-len") from None
-        assert keep is not None  # the prompt overflows, so the document is cut
-        for _ in range(4):  # a cut text can tokenize a little longer than its ids
-            cut = doc.model_copy(update={"page_content": await lm.detokenize(ids[:keep])})
-            prompt = await lm.tokenize(prompt_of(cut))
-            over = len(prompt) - room
-            if over <= 0:
-                break
-            keep -= over
-        else:
-            raise PromptTooLong(f"document {doc.id} could not be cut to fit the {window}-token "
-                                "context; serve the model with a larger --max-model-len")
-        out[i], prompts[i] = cut, prompt
-        notes.append(f"document {doc.id or doc.metadata.get('title', i)} cut from {len(ids)} to "
-                     f"{keep} tokens to fit the {window}-token context with {reserve} tokens left "
-                     "for the answer")
-    return out, prompts, notes
-
-
 def look_ahead(state: ReplugState, runtime: Runtime[ReplugContext]) -> list[Send]:
     """Edge: one `propose` branch per document, each continuing the shared answer."""
     ctx = runtime.context
@@ -162,7 +118,7 @@ def make_propose(parts: Parts) -> Any:
         ctx = runtime.context
         lm = await parts.token_lm_for(ctx)
         steps = await lm.steps(branch["prompt"], branch["n"], ctx.top_logprobs)
-        return {"proposals": [_proposal(branch["doc"], steps)], "lm_calls": 1,
+        return {"proposals": [proposal(branch["doc"], steps)], "lm_calls": 1,
                 "generated_tokens": len(steps.positions), "prompt_tokens": steps.prompt_tokens}
 
     return propose
@@ -176,39 +132,6 @@ async def ensemble_logprobs(lm: TokenLM, prompts: Sequence[Sequence[int]],
     return [mixture_logprob(list(column), weights) for column in zip(*per_doc, strict=True)]
 
 
-async def _pieces(lm: TokenLM, tokens: Sequence[int]) -> list[str]:
-    return list(await asyncio.gather(*[lm.detokenize([t]) for t in tokens]))
-
-
-def _stop_at(text: str) -> int | None:
-    """Where a blank line or a new "Question:" ends the answer, if one does."""
-    hits = [text.find(stop) for stop in ANSWER_STOPS if stop in text]
-    return min(hits) if hits else None
-
-
-async def _decide(lm: TokenLM, proposals: Sequence[dict[str, Any]], weights: Sequence[float]
-                  ) -> tuple[Decided, list[int], list[str], bool]:
-    """One round's tokens (decide_round) with their texts, cut before the first token that
-    ends the output: one a document ended its own output with, or any special token."""
-    views = [[(tok, dict(top)) for tok, top in p["positions"]] for p in proposals]
-    decided = decide_round(views, weights)
-    ended = not decided.tokens or all(
-        p["ended"] and len(p["positions"]) == len(decided.tokens) for p in proposals)
-    pieces = await _pieces(lm, decided.tokens)
-    ends = {p["positions"][-1][0] for p in proposals if p["ended"] and p["positions"]}
-    stops = [i for i, (t, piece) in enumerate(zip(decided.tokens, pieces, strict=True))
-             if t in ends or _SPECIAL.fullmatch(piece)]
-    if stops:
-        return decided, decided.tokens[:stops[0]], pieces[:stops[0]], True
-    return decided, decided.tokens, pieces, ended
-
-
-def _proposal(doc: int, steps: Steps) -> dict[str, Any]:
-    """A document's look-ahead as state holds it (ids and sorted top-N pairs)."""
-    return {"doc": doc, "positions": [[p.token, sorted(p.top.items())] for p in steps.positions],
-            "ended": steps.ended}
-
-
 def make_ensemble(parts: Parts) -> Any:
     """Node: Eq. 2 over this round's look-aheads (decide_round), then the stops.
 
@@ -220,21 +143,24 @@ def make_ensemble(parts: Parts) -> Any:
         ctx = runtime.context
         lm = await parts.token_lm_for(ctx)
         proposals = sorted(state.get("proposals", []), key=lambda p: p["doc"])
-        decided, decided_tokens, pieces, ended = await _decide(lm, proposals, state["weights"])
+        before = state.get("answer_ids", [])
+        decided, decided_tokens, pieces, ended = await decide(lm, proposals, state["weights"],
+                                                              before)
         n = len(decided_tokens)
         text, offsets = state.get("text", ""), list(state.get("offsets", []))
         for piece in pieces:
             offsets.append(len(text))
             text += piece
-        ids = [*state.get("answer_ids", []), *decided_tokens]
-        stop = _stop_at(text)
+        ids, whole = [*before, *decided_tokens], len(text)
+        stop = stop_at(text)
         if stop is not None:
             text, ended = text[:stop], True
         splitter = await parts.splitter_for(ctx)
         end = answer_end(text, splitter.spans(text), ended)
         if end is not None:
             text, ended = text[:end], True
-        keep = sum(1 for o in offsets if o < len(text))
+        # uncut, the text keeps every token, one whose character is unfinished (no text yet)
+        keep = len(ids) if len(text) == whole else sum(1 for o in offsets if o < len(text))
         done = ended or keep >= ctx.max_answer_tokens
         spans = splitter.spans(text)
         return {"answer_ids": ids[:keep], "text": text, "offsets": offsets[:keep],
@@ -324,7 +250,8 @@ def make_answer_alone(parts: Parts) -> Any:
         gen = await lm.generate(prompt, max_tokens=ctx.max_answer_tokens, stop=[*ANSWER_STOPS],
                                 cut=AnswerCut(await parts.splitter_for(ctx)))
         logprobs = [t.logprob for t in gen.tokens]
-        return {"candidates": [{"doc": branch["doc"], "text": gen.text.strip(),
+        # as generated: rescore scores it after the prompt (plain: with its leading space)
+        return {"candidates": [{"doc": branch["doc"], "text": gen.text,
                                 "tokens": len(gen.tokens),
                                 "mean_logprob": sum(logprobs) / len(logprobs) if logprobs
                                 else -math.inf}],
@@ -338,7 +265,9 @@ def make_combine(parts: Parts) -> Any:
 
     vote (the released code): weight λ_d · exp(mean token log-probability) per answer, summed
     per normalised answer. rescore: Eq. 2 exactly on those candidates: every candidate text is
-    scored under every document (echo) and mixed token by token; the best mean wins.
+    scored under every document (echo) and mixed token by token; the best mean wins. An
+    output with no answer is no candidate; when no output has one, the output of the
+    highest-weighted document (the retriever's top one) is the answer.
     """
 
     async def combine(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
@@ -346,39 +275,39 @@ def make_combine(parts: Parts) -> Any:
         found = sorted(state.get("candidates", []), key=lambda c: c["doc"])
         weights = state["weights"]
         answers = [extract_answer(c["text"]) for c in found]
-        first: dict[str, dict[str, Any]] = {}  # normalised answer -> its first candidate
-        spelled: dict[str, str] = {}
-        for answer, cand in zip(answers, found, strict=True):
-            first.setdefault(normalize(answer), cand)
-            spelled.setdefault(normalize(answer), answer)
+        first: dict[str, int] = {}  # normalised answer -> its first output
+        for i, answer in enumerate(answers):
+            if answer:
+                first.setdefault(normalize(answer), i)
         cost: Update = {}
         if ctx.ensemble == "vote":
-            winner = vote(answers, [weights[c["doc"]] for c in found],
-                          [c["mean_logprob"] for c in found])
-            chosen = first[normalize(winner)]
-            totals = {a: sum(weights[c["doc"]] * math.exp(c["mean_logprob"])
-                             for c, b in zip(found, answers, strict=True) if normalize(b) == a)
-                      for a in first}
-        else:
+            scores = vote_scores(answers, [weights[c["doc"]] for c in found],
+                                 [c["mean_logprob"] for c in found])
+        elif first:
             lm = await parts.token_lm_for(ctx)
-            ids = await asyncio.gather(*[lm.tokenize(c["text"]) for c in first.values()])
+            ids = await asyncio.gather(*[lm.tokenize(found[i]["text"]) for i in first.values()])
             mixed = await asyncio.gather(*[
                 ensemble_logprobs(lm, state["prompts"], weights, y) for y in ids])
-            totals = {key: sum(m) / len(m) if m else -math.inf
+            scores = {key: sum(m) / len(m) if m else -math.inf
                       for key, m in zip(first, mixed, strict=True)}
-            chosen = first[max(totals, key=lambda k: (totals[k], -list(totals).index(k)))]
             cost = {"lm_calls": len(ids) * len(state["prompts"]),
                     "prompt_tokens": sum(len(p) + len(y) for y in ids for p in state["prompts"])}
+        else:
+            scores = {}
+        winner = best_answer(scores)
+        chosen = found[first[winner] if winner is not None
+                       else top_weighted([weights[c["doc"]] for c in found])]
         docs = state.get("documents", [])
+        answer = chosen["text"].strip()
         entry: ReplugTrace = {
-            "index": 0, "sentence": chosen["text"], "tokens": [], "certified": 1.0,
+            "index": 0, "sentence": answer, "tokens": [], "certified": 1.0,
             "doc_ids": [d.id or "" for d in docs],
             "doc_titles": [d.metadata.get("title", "") for d in docs],
             "weights": list(weights),
-            "candidates": sorted(((spelled[k], v) for k, v in totals.items()),
+            "candidates": sorted(((answers[first[k]], v) for k, v in scores.items()),
                                  key=lambda kv: -kv[1])}
         get_stream_writer()({"sentence": entry})
-        return {"answer": chosen["text"], "answer_tokens": chosen["tokens"], "trace": [entry],
+        return {"answer": answer, "answer_tokens": chosen["tokens"], "trace": [entry],
                 "done": True, **cost}
 
     return combine
@@ -410,27 +339,28 @@ def make_ensemble_sentence(parts: Parts, lookahead: int = 8, top: int = 20) -> A
         splitter = await parts.splitter_for(ctx)
         ids: list[int] = []
         tokens: list[Token] = []
-        text, ended, calls, generated = "", False, 0, 0
+        text, ended, calls, generated, sent = "", False, 0, 0, 0
         end: int | None = None
         while not ended and len(ids) < max(1, budget) and end is None:
             n = max(1, min(lookahead, budget - len(ids)))
             steps = await asyncio.gather(*[lm.steps([*p, *ids], n, top) for p in prompts])
             calls, generated = calls + len(steps), generated + sum(len(s.positions)
                                                                    for s in steps)
-            decided, new, pieces, ended = await _decide(
-                lm, [_proposal(i, s) for i, s in enumerate(steps)], weights)
+            sent += sum(s.prompt_tokens for s in steps)
+            decided, new, pieces, ended = await decide(
+                lm, [proposal(i, s) for i, s in enumerate(steps)], weights, ids)
             for piece, low in zip(pieces, decided.low, strict=False):
                 tokens.append(Token(piece, math.log(max(low, 1e-12)), len(text)))
                 text += piece
             ids += new
-            stop = _stop_at(text)
+            stop = stop_at(text)
             if stop is not None:
                 text, ended = text[:stop], True
             end = splitter.first_sentence_end(text, ended or len(ids) >= budget)
         end = len(text) if end is None else end
         kept = [t for t in tokens if t.start < end]
         gen = Generation(text[:end], kept, ended and end >= len(text.rstrip()), generated,
-                         complete=True)
+                         prompt_tokens=sent, complete=True)
         return {**unit_update(gen, seen=docs), "lm_calls": calls}
 
     return regenerate

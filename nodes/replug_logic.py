@@ -1,11 +1,13 @@
 """Pure decisions of REPLUG (Shi et al. 2023): document weights, the mixture of next-token
-distributions known only by their top entries, answer votes, and bits per byte."""
+distributions known only by their top entries, answer votes, the text each decided token
+adds, and bits per byte."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from activerag.evaluation.metrics import normalize
 
@@ -89,20 +91,52 @@ def choose(tops: Sequence[Top], weights: Sequence[float]) -> Choice:
     return Choice(best, low[best], low[best] + missing_cap[best], rival)
 
 
+def vote_scores(answers: Sequence[str], doc_weights_: Sequence[float],
+                mean_logprobs: Sequence[float]) -> dict[str, float]:
+    """The released REPLUG code's answer-level rule: each document's greedy answer weighs
+    λ_d · exp(its mean token log-probability); weights add up per normalised answer, in the
+    order the answers come. An output with no answer ("") is no candidate: the released code
+    votes on answers, and pooled, the outputs that never answer would outvote one that does."""
+    totals: dict[str, float] = {}
+    for answer, weight, mean_lp in zip(answers, doc_weights_, mean_logprobs, strict=True):
+        if answer.strip():
+            key = normalize(answer)
+            totals[key] = totals.get(key, 0.0) + weight * math.exp(mean_lp)
+    return totals
+
+
+def best_answer(scores: Mapping[str, float]) -> str | None:
+    """The key with the highest score, the first of a tie; None when there is none."""
+    keys = list(scores)
+    return max(keys, key=lambda k: (scores[k], -keys.index(k))) if keys else None
+
+
 def vote(answers: Sequence[str], doc_weights_: Sequence[float],
          mean_logprobs: Sequence[float]) -> str:
-    """The released REPLUG code's answer-level rule: each document's greedy answer weighs
-    λ_d · exp(its mean token log-probability); weights add up per normalised answer."""
-    totals: dict[str, float] = {}
-    first: dict[str, str] = {}
-    for answer, weight, mean_lp in zip(answers, doc_weights_, mean_logprobs, strict=True):
-        key = normalize(answer)
-        totals[key] = totals.get(key, 0.0) + weight * math.exp(mean_lp)
-        first.setdefault(key, answer)
-    if not totals:
-        return ""
-    best = max(totals, key=lambda k: (totals[k], -list(totals).index(k)))
-    return first[best]
+    """The answer vote_scores picks, as its first document spelled it; "" when no output
+    has an answer."""
+    best = best_answer(vote_scores(answers, doc_weights_, mean_logprobs))
+    return next((a for a in answers if a.strip() and normalize(a) == best), "")
+
+
+def top_weighted(weights: Sequence[float]) -> int:
+    """The index of the highest weight, the first of a tie."""
+    if not weights:
+        raise ValueError("no weights to choose from")
+    return max(range(len(weights)), key=lambda i: (weights[i], -i))
+
+
+def emitted_texts(decoded: Sequence[str]) -> list[str]:
+    """The text each token adds, from DECODED: the decoded texts of successive prefixes of
+    the output, DECODED[0] before the first token and DECODED[i] after the i-th.
+
+    Decoding the whole prefix joins the bytes of a character that the tokenizer split over
+    tokens (one token alone decodes to U+FFFD). A prefix that ends inside a character decodes
+    to a trailing U+FFFD; that text is held back, and the token that completes the character
+    adds it.
+    """
+    stable = [text.rstrip("\ufffd") for text in decoded]
+    return [after[len(before):] for before, after in pairwise(stable)]
 
 
 def bits_per_byte(token_logprobs: Sequence[float], text: str) -> float:

@@ -325,3 +325,73 @@ async def test_a_dropped_connection_is_retried_twice_then_reported(drops):
             with pytest.raises(LMServerUnreachable, match="unreachable"):
                 await lm.tokenize("a b")
             assert len(seen) == 3
+
+
+async def test_flare_replug_counts_the_prompt_tokens_of_every_ensemble_request():
+    from activerag.context import FlareContext
+    from activerag.graphs.replug import build_flare_replug_graph
+
+    draft = ScriptedLM([ends("Alpha Beta was born in Gepu.", low={"Gepu.": 0.2})])
+    token_lm = ScriptedTokenLM({"Vesk": says("Alpha Beta was born in Vesk."),
+                                "Ulm": says("Alpha Beta was born in Ulm.")})
+    graph = build_flare_replug_graph(draft, token_lm, retriever(), SentenceSplitter())
+    out = await graph.ainvoke({"question": QUESTION},
+                              context=FlareContext(theta=0.5, initial_retrieval=False))
+    sent = sum(len(c["prompt"]) for c in token_lm.calls)
+    assert len(token_lm.calls) == 4 and sent > 0
+    # the draft's prompt (the scripted LM counts its words) and every ensemble request's
+    assert out["prompt_tokens"] == len(draft.prompts[0].split()) + sent
+
+
+def three_retriever() -> StoreRetriever:
+    store = BM25Store()
+    store.add([make_document("Alpha Beta was born in Vesk.", "Alpha Beta"),
+               make_document("Alpha Beta was seen in Gepu.", "Alpha Gepu"),
+               make_document("Alpha moved to Ulm.", "Alpha Move")])
+    return StoreRetriever(store=store, k=3)
+
+
+def answerless_graph(token_lm=None, **replies):
+    return build_replug_graph(lm=token_lm or ScriptedTokenLM({}), text_lm=ByDocument(replies),
+                              retriever=three_retriever(), splitter=SentenceSplitter())
+
+
+THREE = {"Vesk": "Alpha Beta was born in Vesk.", "Gepu": "Alpha Beta was seen in Gepu.",
+         "Ulm": "So the answer is Ulm."}
+
+
+async def test_vote_lets_no_answer_less_output_pool_weight():
+    w = weights_of(three_retriever().invoke(QUESTION))
+    assert [d.metadata["title"] for d in three_retriever().invoke(QUESTION)][2] == "Alpha Move"
+    assert w[0] + w[1] > w[2]  # pooled, the two outputs with no answer would win
+    graph = answerless_graph(**{m: ends(t, prob=0.9) for m, t in THREE.items()})
+    out = await graph.ainvoke({"question": QUESTION}, context=ReplugContext(k=3, ensemble="vote"))
+    assert out["answer"] == "So the answer is Ulm."
+    assert dict(out["trace"][0]["candidates"]) == pytest.approx({"Ulm": w[2] * 0.9})
+
+
+async def test_with_no_answer_at_all_the_top_weighted_document_s_output_is_returned():
+    replies = {"Vesk": ends("Alpha Beta was born in Vesk.", prob=0.2),
+               "Gepu": ends("Alpha Beta was seen in Gepu.", prob=0.9),
+               "Ulm": ends("Alpha moved to Ulm.", prob=0.9)}
+    for mode in ("vote", "rescore"):
+        token_lm = ScriptedTokenLM({m: says(t) for m, t in THREE.items()})
+        out = await answerless_graph(token_lm, **replies).ainvoke(
+            {"question": QUESTION}, context=ReplugContext(k=3, ensemble=mode))
+        assert out["answer"] == "Alpha Beta was born in Vesk.", mode
+        assert out["trace"][0]["candidates"] == []
+        assert token_lm.calls == [] and out["lm_calls"] == 3
+
+
+async def test_rescore_scores_only_answers_and_each_under_every_document():
+    w = weights_of(three_retriever().invoke(QUESTION))
+    token_lm = ScriptedTokenLM({m: says(t) for m, t in THREE.items()})
+    graph = answerless_graph(token_lm, **{m: ends(t, prob=0.9) for m, t in THREE.items()})
+    out = await graph.ainvoke({"question": QUESTION},
+                              context=ReplugContext(k=3, ensemble="rescore"))
+    assert out["answer"] == "So the answer is Ulm."
+    # one candidate, echoed under each of the three documents: only Ulm's gives it 0.9
+    assert [c["kind"] for c in token_lm.calls] == ["score"] * 3
+    assert dict(out["trace"][0]["candidates"]) == pytest.approx(
+        {"Ulm": math.log(w[2] * 0.9 + (w[0] + w[1]) * 1e-9)})
+    assert out["lm_calls"] == 3 + 3

@@ -143,3 +143,51 @@ def test_document_keep_cuts_only_what_overflows_and_refuses_what_cannot_fit():
     assert document_keep(139, 50, window=100, reserve=10) == 1
     with pytest.raises(ValueError, match="even without its document"):
         document_keep(140, 50, window=100, reserve=10)
+
+
+def test_an_output_with_no_answer_is_no_candidate():
+    # λ = 0.571 / 0.215 / 0.215, only the last document answers: pooled, "" would win
+    assert vote(["", "", "Ulm"], [0.571, 0.215, 0.215], [L(0.9)] * 3) == "Ulm"
+    assert vote(["", "So", ""], [0.5, 0.2, 0.3], [0.0] * 3) == "So"
+    # an answer that normalises to nothing is still one (a multiple-choice "A")
+    assert vote(["A", "", "B"], [0.4, 0.5, 0.1], [0.0] * 3) == "A"
+    assert vote(["", "A"], [0.5, 0.5], [0.0, 0.0]) == "A"
+    assert vote(["", " "], [0.5, 0.5], [0.0, 0.0]) == ""
+    assert vote(["", ""], [0.5, 0.5], [0.0, 0.0]) == ""
+
+
+def test_vote_scores_and_the_best_of_them():
+    from activerag.nodes.replug_logic import best_answer, vote_scores
+
+    scores = vote_scores(["Paris", "", "paris.", "Lyon"], [0.3, 0.2, 0.3, 0.2],
+                         [L(0.5), L(0.9), L(0.5), L(0.9)])
+    assert list(scores) == ["paris", "lyon"]
+    assert scores == pytest.approx({"paris": 0.3, "lyon": 0.18})
+    assert best_answer(scores) == "paris"
+    assert best_answer({"b": 1.0, "a": 1.0}) == "b"  # a tie goes to the first
+    assert best_answer({"b": 1.0, "a": 2.0}) == "a"
+    assert best_answer({}) is None
+
+
+def test_top_weighted_is_the_first_of_the_highest():
+    from activerag.nodes.replug_logic import top_weighted
+
+    assert top_weighted([0.2, 0.5, 0.3]) == 1
+    assert top_weighted([0.4, 0.2, 0.4]) == 0
+    assert top_weighted([0.7]) == 0
+    with pytest.raises(ValueError, match="^no weights to choose from$"):
+        top_weighted([])
+
+
+def test_each_token_adds_what_the_decoded_prefix_grew_by():
+    from activerag.nodes.replug_logic import emitted_texts
+
+    # "Dvořák": "ř" is 2 bytes over 2 tokens; a prefix that ends inside it decodes to U+FFFD
+    decoded = ["So", "So Dvo", "So Dvo\ufffd", "So Dvoř", "So Dvořák."]
+    assert emitted_texts(decoded) == [" Dvo", "", "ř", "ák."]
+    # a 3-byte character over 3 tokens: held back twice
+    assert emitted_texts(["", "\ufffd", "\ufffd", "中", "中文"]) == ["", "", "中", "文"]
+    # a prefix before the first token that itself ends inside a character
+    assert emitted_texts(["a\ufffd", "aé"]) == ["é"]
+    assert emitted_texts(["x"]) == []
+    assert emitted_texts([]) == []
