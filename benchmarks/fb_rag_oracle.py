@@ -7,8 +7,9 @@ Per question of a long-context file (`activerag longctx build`): `gold paragraph
 the paragraphs that hold the gold spans, in the context's order; `answer as query` reranks every
 chunk by BM25 with the gold answers as the samples (max over them, Ours-F) and reads the best up
 to Y words in order, which bounds what any light LM's samples can do for the ranking. Rows are
-scored as the evaluation scores them (qa_f1, EM, gold-chunk recall) and written to OUT as
-examples.jsonl and summary.md. Needs the strong server (`activerag serve --model gemma-3-270m`).
+scored as the evaluation scores them (qa_f1, EM, the gold words read and the gold paragraphs
+read at least half) and written to OUT as examples.jsonl and summary.md. Needs the strong
+server (`activerag serve --model gemma-3-270m`).
 """
 
 from __future__ import annotations
@@ -21,12 +22,8 @@ from pathlib import Path
 
 from activerag.context import FBRagContext
 from activerag.evaluation.datasets import Example, load_dataset
-from activerag.evaluation.evaluate import (
-    LONG_CONTEXT_COLUMNS,
-    markdown_table,
-    row_of,
-    summarise_methods,
-)
+from activerag.evaluation.evaluate import row_of, summarise_methods
+from activerag.evaluation.tables import LONG_CONTEXT_COLUMNS, markdown_table
 from activerag.nodes import fb_rag_logic as fb
 from activerag.nodes.fb_rag import FBParts, read
 from activerag.settings import Settings

@@ -1,7 +1,7 @@
 """FB-RAG's pure parts (Chawla et al. 2025): chunking a long context, BM25 scores of every chunk,
 the forward score as the max over the light LM's samples (Eq. 5) and the forward-backward mix
-(Eq. 6), budgets in words, original order, Self-Route's "unanswerable", and LongBench's
-middle truncation."""
+(Eq. 6), budgets in words, original order, Self-Route's "unanswerable", LongBench's middle
+truncation, and how much of the gold paragraphs a reader read."""
 
 from __future__ import annotations
 
@@ -136,11 +136,32 @@ def truncate_middle(ids: Sequence[int], limit: int) -> tuple[list[int], int]:
     return [*ids[:half], *ids[len(ids) - (limit - half):]], len(ids) - limit
 
 
-def gold_recall(spans: Sequence[tuple[int, int]],
-                gold: Sequence[tuple[int, int]]) -> float | None:
-    """Share of the GOLD word spans that some span read ([start, end) words) overlaps (None: no
-    gold known)."""
+def _words_read(spans: Sequence[tuple[int, int]], gold: tuple[int, int]) -> int:
+    """How many words of the GOLD span some span read covers ([start, end) words; a word read
+    twice counts once)."""
+    g0, g1 = gold
+    read, reached = 0, g0
+    for s, e in sorted(spans):
+        s, e = max(s, reached), min(e, g1)
+        if s < e:
+            read += e - s
+            reached = e
+    return read
+
+
+def gold_word_recall(spans: Sequence[tuple[int, int]],
+                     gold: Sequence[tuple[int, int]]) -> float | None:
+    """Share of the words of the GOLD paragraphs ([start, end) word spans) that the SPANS read
+    cover (None: no gold known)."""
     if not gold:
         return None
-    hit = sum(1 for g0, g1 in gold if any(s < g1 and g0 < e for s, e in spans))
-    return hit / len(gold)
+    return sum(_words_read(spans, g) for g in gold) / sum(g1 - g0 for g0, g1 in gold)
+
+
+def gold_half_recall(spans: Sequence[tuple[int, int]],
+                     gold: Sequence[tuple[int, int]]) -> float | None:
+    """Share of the GOLD paragraphs of which the SPANS read at least half the words (None: no
+    gold known); one word of a paragraph does not make it read."""
+    if not gold:
+        return None
+    return sum(1 for g0, g1 in gold if 2 * _words_read(spans, (g0, g1)) >= g1 - g0) / len(gold)

@@ -13,12 +13,12 @@ from activerag.evaluation.evaluate import (
     TIMING_KEYS,
     Run,
     evaluate,
-    markdown_table,
     rescore,
     row_of,
     summarise,
     summarise_methods,
 )
+from activerag.evaluation.tables import markdown_table
 from activerag.graphs.baselines import build_single_graph
 from activerag.graphs.flare import build_flare_graph
 from activerag.sentences import SentenceSplitter
@@ -297,3 +297,42 @@ def test_latency_counts_cached_samples_at_what_their_draw_took():
     assert s["latency_seconds"] == (10.0 + 11.0) / 2
     assert s["stage_seconds"]["sample_drawn"] == 4.5
     assert "latency_seconds" not in summarise([row("a", "q0", 1.0)])  # not a long-context run
+
+
+LONG = Example("lq", "Who wrote it?", ["Ada"], kind="longbench", context="w " * 40,
+               gold_spans=[(12, 15), (19, 40)])
+"""A long-context question: two gold paragraphs, of 3 and 21 words."""
+FB_OUT = {"answer": "Ada", "route": "fb_rag", "selected": [1], "selected_spans": [(10, 20)],
+          "samples": ["Rationale: Ada wrote it. Answer: Ada", "Answer: Babbage"],
+          "stage_seconds": {"sample": 1.0}}
+"""FB-RAG read one 10-word chunk: all of the first gold paragraph, one word of the second."""
+
+
+def test_a_long_context_row_counts_gold_words_read_not_one_word_overlaps():
+    row = row_of("fb_rag", LONG, FB_OUT, 2.0)
+    assert "gold_chunk_recall" not in row  # one word of a paragraph made it count as read
+    assert row["gold_word_recall"] == pytest.approx(4 / 24)
+    assert row["gold_half_recall"] == 0.5
+    s = summarise([row])
+    assert s["gold_word_recall"] == pytest.approx(4 / 24) and s["gold_half_recall"] == 0.5
+
+
+def test_a_long_context_row_keeps_the_light_lms_samples_and_the_spans_read():
+    row = row_of("fb_rag", LONG, FB_OUT, 2.0)
+    assert row["samples"] == FB_OUT["samples"]
+    assert row["selected_spans"] == [[10, 20]] and row["words_read"] == 10
+    assert json.loads(json.dumps(row))["samples"] == FB_OUT["samples"]
+    baseline = row_of("op_rag", LONG, {**FB_OUT, "samples": None, "route": "op_rag"}, 1.0)
+    assert "samples" not in baseline  # a baseline drew none
+
+
+def test_rescore_recomputes_gold_recall_from_the_spans_a_row_read(tmp_path, monkeypatch):
+    run = Run(tmp_path)
+    run.start({"dataset": "t", "ids": ["lq"], "methods": ["fb_rag"], "contexts": {}})
+    run.append({**row_of("fb_rag", LONG, FB_OUT, 2.0), "gold_word_recall": 1.0,
+                "gold_half_recall": 1.0})
+    (tmp_path / "summary.json").write_text(json.dumps({"dataset": "t"}))
+    monkeypatch.setattr("activerag.evaluation.evaluate.load_dataset", lambda name: [LONG])
+    result = rescore(run)
+    assert run.rows()[0]["gold_word_recall"] == pytest.approx(4 / 24)
+    assert result["summary"]["fb_rag"]["gold_half_recall"] == 0.5

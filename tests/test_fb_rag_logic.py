@@ -1,5 +1,5 @@
 """FB-RAG's pure parts: chunks, scores (max over samples, the Eq. 6 mix), budgets, order,
-Self-Route's test and LongBench's middle truncation."""
+Self-Route's test, LongBench's middle truncation and how much of the gold a reader read."""
 
 import pytest
 from hypothesis import given
@@ -113,11 +113,35 @@ def test_truncation_never_exceeds_the_limit_and_keeps_both_ends(ids, limit):
         assert kept[0] == ids[0] and kept[-1] == ids[-1]
 
 
-def test_gold_recall_counts_gold_spans_that_a_span_read_overlaps():
+def test_gold_word_recall_is_the_share_of_gold_words_read():
     span = [(10 * i, 10 * i + 10) for i in range(4)]  # the spans of four 10-word chunks
-    assert fb.gold_recall([span[1]], [(12, 15), (35, 40)]) == 0.5
-    assert fb.gold_recall([span[1], span[3]], [(12, 15), (35, 40)]) == 1.0
-    assert fb.gold_recall([span[0]], [(10, 12)]) == 0.0  # touching is not overlapping
-    assert fb.gold_recall([span[1]], [(5, 10)]) == 0.0  # nor on the other side
-    assert fb.gold_recall([span[1]], [(5, 11)]) == 1.0
-    assert fb.gold_recall([span[0]], []) is None
+    # the first gold paragraph is read whole (3 words), the second by 1 of its 21 words
+    assert fb.gold_word_recall([span[1]], [(12, 15), (19, 40)]) == pytest.approx(4 / 24)
+    assert fb.gold_word_recall(span[1:], [(12, 15), (19, 40)]) == 1.0
+    assert fb.gold_word_recall([span[0]], [(10, 12)]) == 0.0  # touching is not reading
+    assert fb.gold_word_recall([span[1]], [(5, 10)]) == 0.0  # nor on the other side
+    assert fb.gold_word_recall([span[1]], [(5, 11)]) == pytest.approx(1 / 6)
+    assert fb.gold_word_recall([span[0], span[0]], [(5, 15)]) == 0.5  # a word read twice: once
+    assert fb.gold_word_recall([span[0]], []) is None
+
+
+def test_a_gold_paragraph_counts_as_read_when_half_its_words_were():
+    span = [(10 * i, 10 * i + 10) for i in range(4)]
+    # one word of the second paragraph read is not reading it (the old rule counted it)
+    assert fb.gold_half_recall([span[1]], [(12, 15), (19, 40)]) == 0.5
+    assert fb.gold_half_recall([span[1]], [(15, 25)]) == 1.0  # 5 of 10 words: half
+    assert fb.gold_half_recall([span[1]], [(15, 26)]) == 0.0  # 5 of 11: under half
+    assert fb.gold_half_recall([span[1]], [(14, 25)]) == 1.0  # 6 of 11
+    assert fb.gold_half_recall([span[2], span[0]], [(5, 25)]) == 1.0  # 10 of 20, two chunks
+    assert fb.gold_half_recall([span[0]], []) is None
+
+
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(1, 10)), max_size=5),
+       st.lists(st.tuples(st.integers(0, 30), st.integers(1, 10)), min_size=1, max_size=4))
+def test_gold_recalls_lie_in_0_1_and_reading_every_gold_word_gives_1(read, gold):
+    spans = [(a, a + n) for a, n in read]
+    golds = [(a, a + n) for a, n in gold]
+    for recall in (fb.gold_word_recall, fb.gold_half_recall):
+        value = recall(spans, golds)
+        assert value is not None and 0.0 <= value <= 1.0
+        assert recall([*spans, *golds], golds) == 1.0

@@ -34,17 +34,16 @@ from activerag.evaluation.metrics import (
     yes_no,
 )
 from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+from activerag.evaluation.tables import summary_markdown
 from activerag.graphs.methods import method
 from activerag.serving.replicas import sticky
 from activerag.serving.server import vllm_counters
 
 TIMING_KEYS = ("seconds", "seconds_per_question", "wall_seconds", "prefix_cache_hit_rate")
 QUALITY_KEYS = ("em", "f1", "precision", "recall", "rouge_l", "gold_title_recall",
-                "gold_chunk_recall")
+                "gold_word_recall", "gold_half_recall")
 COST_KEYS = ("lm_calls", "prompt_tokens", "generated_tokens", "answer_tokens", "retrievals",
              "retrieval_steps")
-P_KEYS = ("em", "f1")
-"""The metrics whose p-values against the first method the Markdown table shows."""
 SUMMARY_KEYS = ("expected", "finished", "missing", "damaged_lines", "summary", "groups")
 """What write_summary computes from the rows; the rest of summary.json is the caller's."""
 UNGROUPED = "ungrouped"
@@ -74,18 +73,27 @@ def score(example: Example, answer: str, retrieved_titles: list[str]) -> dict[st
     return out
 
 
+def gold_read(example: Example, spans: Sequence[Sequence[int]]) -> dict[str, float | None]:
+    """How much of the example's gold paragraphs the SPANS read: the share of their words
+    (gold_word_recall), and the share of them read at least half (gold_half_recall)."""
+    from activerag.nodes.fb_rag_logic import gold_half_recall, gold_word_recall
+
+    read = [(int(a), int(b)) for a, b in spans]
+    return {"gold_word_recall": gold_word_recall(read, example.gold_spans),
+            "gold_half_recall": gold_half_recall(read, example.gold_spans)}
+
+
 def long_context_fields(example: Example, out: dict[str, Any]) -> dict[str, Any]:
     """What a long-context run (FB-RAG and its baselines) adds to its row: the route taken,
-    the time per stage, the words read, and the share of gold paragraphs the reader saw."""
+    the time per stage, the word spans read (and how much of the gold they cover) and the light
+    LM's samples, so that a row can be scored again and FB-RAG's ranking redone."""
     if "selected_spans" not in out:
         return {}
-    from activerag.nodes.fb_rag_logic import gold_recall
-
-    spans = out["selected_spans"]
+    spans = [list(s) for s in out["selected_spans"]]
     return {"route": out.get("route", ""), "stage_seconds": out.get("stage_seconds", {}),
-            "words_read": sum(b - a for a, b in spans),
-            "truncated_tokens": out.get("truncated_tokens", 0),
-            "gold_chunk_recall": gold_recall(spans, example.gold_spans)}
+            "words_read": sum(b - a for a, b in spans), "selected_spans": spans,
+            "truncated_tokens": out.get("truncated_tokens", 0), **gold_read(example, spans),
+            **({"samples": out["samples"]} if out.get("samples") is not None else {})}
 
 
 def row_of(name: str, example: Example, out: dict[str, Any], seconds: float) -> dict[str, Any]:
@@ -293,82 +301,6 @@ def _parse_row(line: str) -> dict[str, Any] | None:
     return row if ok else None
 
 
-def shortfall(result: dict[str, Any]) -> str | None:
-    """A warning when a summary holds fewer rows than asked for or the rows file is damaged."""
-    missing, damaged = result.get("missing", 0), result.get("damaged_lines", 0)
-    if not missing and not damaged:
-        return None
-    parts = []
-    if missing:
-        parts.append(f"this summary is short: {missing} of {result['expected']} rows "
-                     "(methods × examples) are missing")
-    if damaged:
-        parts.append(f"{damaged} line{'s' if damaged > 1 else ''} of examples.jsonl could "
-                     "not be read")
-    return "WARNING: " + "; ".join(parts)
-
-
-def summary_markdown(result: dict[str, Any]) -> str:
-    """summary.md: a shortfall warning if any, the overall table, then a table per group."""
-    parts = []
-    warning = shortfall(result)
-    if warning:
-        parts.append(f"**{warning}**\n")
-    long = any("words_read" in s for s in result["summary"].values())
-    columns = LONG_CONTEXT_COLUMNS if long else TABLE_COLUMNS
-    parts.append(markdown_table(result["summary"], columns))
-    for group, summary in result.get("groups", {}).items():
-        n = max((s["n"] for s in summary.values()), default=0)
-        parts.append(f"### {group} (n={n})\n\n" + markdown_table(summary, columns))
-    return "\n".join(parts)
-
-
-def cell(summary: dict[str, Any], key: str) -> str:
-    """One table cell: a mean with its 95% interval where it has one, else the value."""
-    value = summary.get(key)
-    if value is None:
-        return "-"
-    if not isinstance(value, float):
-        return str(value)
-    ci = summary.get(f"{key}_ci")
-    return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else f"{value:.3f}"
-
-
-def _p_cell(summary: dict[str, Any]) -> str:
-    """The p-values of P_KEYS against the first method, '-' where there is none."""
-    vs = summary.get("vs_first", {})
-    ps = [vs.get(f"{k}_p") for k in P_KEYS]
-    if all(p is None for p in ps):
-        return "-"
-    return " / ".join("-" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}" for p in ps)
-
-
-LONG_CONTEXT_COLUMNS = ("n", "em", "f1", "gold_chunk_recall", "words_read", "fallback_rate",
-                        "lm_calls_per_question", "prompt_tokens", "generated_tokens",
-                        "seconds_per_question", "latency_seconds")
-"""The table of a long-context run (FB-RAG and its baselines). latency_seconds counts cached
-light samples at what their draw took; without --cache-samples it is seconds_per_question."""
-TABLE_COLUMNS = ("n", "em", "f1", "rouge_l", "gold_title_recall", "retrieval_rate",
-                 "retrievals_per_question", "retrievals_per_100_tokens", "lm_calls_per_question",
-                 "generated_per_kept_token", "prompt_tokens", "generated_tokens",
-                 "seconds_per_question")
-
-
-def markdown_table(summary: dict[str, dict[str, Any]], columns: Sequence[str] = TABLE_COLUMNS,
-                   label: str = "method") -> str:
-    """Methods (or variants) as rows, the metrics (with 95% intervals) and costs as columns,
-    and the paired bootstrap p-values of EM and F1 against the first row."""
-    cols = [c for c in columns if any(c in s for s in summary.values())]
-    first = next(iter(summary), "")
-    with_p = any("vs_first" in s for s in summary.values())
-    header = cols + ([f"p vs {first} ({' / '.join(P_KEYS)})"] if with_p else [])
-    lines = [f"| {label} | " + " | ".join(header) + " |", "|---" * (len(header) + 1) + "|"]
-    for name, s in summary.items():
-        cells = [cell(s, c) for c in cols] + ([_p_cell(s)] if with_p else [])
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
 def method_runs(methods: list[str], context: FlareContext, fb_context: FBRagContext | None = None,
                 ) -> dict[str, tuple[Any, ServingContext]]:
     """The graph and context of each named method (FB-RAG's from FB_CONTEXT)."""
@@ -433,11 +365,14 @@ async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, ServingCon
 
 
 def rescore(run: Run) -> dict[str, Any]:
-    """Recompute every row's metrics and group from its stored answer (no LM calls)."""
+    """Recompute every row's metrics and group from its stored answer and, for a long-context
+    row, the spans it read (no LM calls)."""
     examples = {e.id: e for e in load_dataset(run.config()["dataset"])}
     rows = run.rows()
     for r in rows:
         example = examples[r["id"]]
         r.update(score(example, r["answer"], r["retrieved_titles"]), group=example.group)
+        if "selected_spans" in r:
+            r.update(gold_read(example, r["selected_spans"]))
     run.rows_file.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return run.write_summary(json.loads((run.path / "summary.json").read_text()))

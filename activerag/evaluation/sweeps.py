@@ -18,7 +18,8 @@ from typing import Any
 
 from activerag.context import FlareContext
 from activerag.evaluation.datasets import Example
-from activerag.evaluation.evaluate import Run, evaluate, markdown_table, shortfall
+from activerag.evaluation.evaluate import Run, evaluate
+from activerag.evaluation.tables import markdown_table, shortfall
 from activerag.graphs.methods import method
 
 # The β sweep's masking modes beyond the paper's per-token masking (label -> settings).
