@@ -1,7 +1,9 @@
 """REPLUG-LSR's pure parts: the loss of Eq. 5, the schedule, LM scores and their cache, recall,
-and the training questions kept apart from every evaluation set."""
+the training questions kept apart from every evaluation set, and the LM task's split kept with
+its encoder."""
 
 import asyncio
+import json
 import math
 from pathlib import Path
 
@@ -298,3 +300,92 @@ def test_an_encoder_whose_copy_misses_passages_the_store_has_since_gained_is_ref
     source.add_embedded(docs + [Document(page_content="z", id="z")], [[0.0, 1.0]] * 3)
     with pytest.raises(CorpusError, match="re-embedded 2 passages but the store now holds 3"):
         EncodedQueryStore(source, encoder).search("x", 1)
+
+
+def lm_docs():
+    """20 passages of 60 words, two of each title: p0 and p1 are T0, p2 and p3 T1, ..."""
+    from langchain_core.documents import Document
+
+    return [Document(page_content=" ".join(["w"] * 60), id=f"p{i}",
+                     metadata={"title": f"T{i // 2}"}) for i in range(20)]
+
+
+def test_the_lm_split_an_encoder_keeps_names_its_settings_and_held_out_passages():
+    docs = lm_docs()
+    split = lsr.LMSplit(held_out=3, seed=0)
+    evaluated, pool = split.of(docs)
+    assert [d.id for d in evaluated] == [d.id for d in lsr.lm_split(docs, 3, seed=0)[0]]
+    assert [e.id for e in pool] == [e.id for e in lsr.lm_split(docs, 3, seed=0)[1]]
+    assert split.record(docs) == {"held_out": 3, "seed": 0, "min_words": 60,
+                                  "held_out_ids": ["p12", "p13", "p1"],
+                                  "held_out_titles": ["T0", "T6"]}
+    assert lsr.LMSplit() == lsr.LMSplit(40, 0, 60)  # what the LM benchmark evaluates by default
+
+
+def test_passages_an_lm_encoder_could_train_on_are_found_by_id_and_title():
+    from langchain_core.documents import Document
+
+    docs = lm_docs()
+    record = lsr.LMSplit(3, seed=0).record(docs)  # held out: p12, p13 (T6) and p1 (T0)
+    pool = lsr.in_training_pool
+    assert [d.id for d in pool(record, lsr.lm_split(docs, 3, seed=1)[0])] == ["p4", "p18", "p2"]
+    assert [d.id for d in pool(record, lsr.lm_split(docs, 3, seed=2)[0])] == ["p2", "p18"]
+    # held out, of a held-out title (training left it out) or too short to train on
+    short = Document(page_content="too short", id="s", metadata={"title": "S"})
+    assert pool(record, [docs[1], docs[0], docs[12], short]) == []
+
+
+def encoder_folder(path, meta):
+    path.mkdir(exist_ok=True)
+    (path / "lsr.json").write_text(json.dumps(meta))
+    return path
+
+
+def test_an_lm_evaluation_overlapping_the_encoders_training_pool_is_refused(tmp_path):
+    docs = lm_docs()
+    folder = encoder_folder(tmp_path / "enc", {"config": {"task": "lm"},
+                                               "lm_split": lsr.LMSplit(3, 0).record(docs)})
+    lsr.check_held_out(folder, lsr.lm_split(docs, 3, seed=0)[0], docs)  # its own held-out ones
+    with pytest.raises(ActiveRagError, match=r"3 of the 3 passages .*training pool.*"
+                                             r"--n 3 --seed 0"):
+        lsr.check_held_out(folder, lsr.lm_split(docs, 3, seed=1)[0], docs)
+
+
+def test_an_lm_encoder_from_before_splits_were_kept_held_out_the_default_split(tmp_path):
+    from langchain_core.documents import Document
+
+    docs = [Document(page_content=" ".join(["w"] * 60), id=f"p{i}", metadata={"title": f"T{i}"})
+            for i in range(150)]
+    folder = encoder_folder(tmp_path / "old", {"config": {"task": "lm"}})
+    lsr.check_held_out(folder, lsr.lm_split(docs)[0], docs)
+    with pytest.raises(ActiveRagError, match=r"--n 40 --seed 0"):
+        lsr.check_held_out(folder, lsr.lm_split(docs, 40, seed=1)[0], docs)
+
+
+def test_a_qa_encoder_is_not_checked_and_one_without_its_metadata_is_refused(tmp_path):
+    docs = lm_docs()
+    qa = encoder_folder(tmp_path / "qa", {"config": {"task": "qa"}})
+    lsr.check_held_out(qa, lsr.lm_split(docs, 3, seed=1)[0], docs)
+    (tmp_path / "bare").mkdir()
+    with pytest.raises(ActiveRagError, match="lsr.json"):
+        lsr.check_held_out(tmp_path / "bare", lsr.lm_split(docs, 3, seed=1)[0], docs)
+
+
+def test_lm_training_keeps_its_split_and_refuses_passages_the_split_holds_out(tmp_path):
+    from types import SimpleNamespace
+
+    docs = lm_docs()
+    corpus = SimpleNamespace(chroma=[None] * 20, bm25=SimpleNamespace(docs=docs), path=tmp_path)
+    trainer = lsr.Trainer(corpus, None, tmp_path / "enc", lsr.LSRConfig(task="lm", k=2),
+                          None, progress=False)
+    split = lsr.LMSplit(3, seed=0)
+    assert trainer.check_split(split.of(docs)[1][:5], split) == split.record(docs)
+    held = [e for e in lsr.lm_split(docs, 3, seed=1)[1] if e.id in ("p12", "p13", "p1")]
+    with pytest.raises(ActiveRagError, match=r"3 training passages .*held out.*p12"):
+        trainer.check_split(held, split)
+    with pytest.raises(ActiveRagError, match="LMSplit"):
+        trainer.check_split(split.of(docs)[1], None)
+    qa = lsr.Trainer(corpus, None, tmp_path / "qa", lsr.LSRConfig(k=2), None, progress=False)
+    assert qa.check_split([], None) is None
+    with pytest.raises(ActiveRagError, match="needs no split"):
+        qa.check_split([], split)

@@ -27,10 +27,12 @@ def train_retriever(args: argparse.Namespace, settings: Settings) -> int:
     config.check()
     store = Path(args.store_dir) if args.store_dir else settings.stores
     corpus = Corpus(store, settings.chroma_url)
-    if args.task == "lm":
-        examples = lsr.lm_split(corpus.bm25.docs)[1][: args.n]
+    split = lsr.LMSplit() if args.task == "lm" else None
+    if split is not None:
+        examples = split.of(corpus.bm25.docs)[1][: args.n]
         what = (f"{len(examples)} corpus passages (first half x, second half y; none of the "
-                "titles benchmarks/replug_lm.py evaluates)")
+                f"titles of the {split.held_out} passages benchmarks/replug_lm.py evaluates "
+                f"with --seed {split.seed}, a split the encoder keeps)")
         held_out = []
     else:
         examples = lsr.training_examples(args.n, args.seed)
@@ -46,7 +48,8 @@ def train_retriever(args: argparse.Namespace, settings: Settings) -> int:
     print(f"training a query encoder on {what}, k={config.k}, γ={config.gamma}, β={config.beta}, "
           f"{config.epochs} epochs of batch {config.batch}; LM {lm.model} at {url}",
           file=sys.stderr)
-    report = lsr.Trainer(corpus, lm, out, config, cache).train(examples, resume=not args.fresh)
+    report = lsr.Trainer(corpus, lm, out, config, cache).train(examples, resume=not args.fresh,
+                                                               split=split)
     per = max(1, len(report.losses) // config.epochs)
     means = [sum(report.losses[i:i + per]) / len(report.losses[i:i + per])
              for i in range(0, len(report.losses), per)]

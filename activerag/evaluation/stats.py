@@ -1,12 +1,13 @@
-"""Bootstrap statistics of per-example scores: intervals of a mean, paired tests of two methods.
+"""Bootstrap statistics of per-example scores: intervals of a mean or of a pooled rate, paired
+tests of two methods.
 
-Both resample example indices with numpy's seeded generator, so a result depends only on
+All resample example indices with numpy's seeded generator, so a result depends only on
 the values, the number of resamples and the seed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -14,18 +15,21 @@ _CHUNK = 1000
 """Resamples drawn at a time, so memory stays at CHUNK × n whatever n_boot is."""
 
 
+def _resamples(n: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
+    """N_BOOT draws with replacement of N example indices, CHUNK rows at a time."""
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be at least 1, got {n_boot}")
+    rng = np.random.default_rng(seed)
+    for start in range(0, n_boot, _CHUNK):
+        yield rng.integers(0, n, size=(min(_CHUNK, n_boot - start), n))
+
+
 def _resampled_means(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     """Means of N_BOOT samples of VALUES drawn with replacement."""
     if values.ndim != 1 or not len(values):
         raise ValueError("the bootstrap needs a non-empty one-dimensional sequence of values")
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be at least 1, got {n_boot}")
-    rng = np.random.default_rng(seed)
-    means = []
-    for start in range(0, n_boot, _CHUNK):
-        idx = rng.integers(0, len(values), size=(min(_CHUNK, n_boot - start), len(values)))
-        means.append(values[idx].mean(axis=1))
-    return np.concatenate(means)
+    return np.concatenate([values[idx].mean(axis=1)
+                           for idx in _resamples(len(values), n_boot, seed)])
 
 
 def bootstrap_ci(values: Sequence[float], level: float = 0.95, n_boot: int = 2000,
@@ -39,6 +43,22 @@ def bootstrap_ci(values: Sequence[float], level: float = 0.95, n_boot: int = 200
         raise ValueError(f"level must lie in (0, 1), got {level}")
     means = _resampled_means(np.asarray(values, dtype=float), n_boot, seed)
     low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
+
+
+def bootstrap_ratio_ci(numerators: Sequence[float], denominators: Sequence[float],
+                       level: float = 0.95, n_boot: int = 2000, seed: int = 0,
+                       ) -> tuple[float, float]:
+    """Percentile bootstrap interval of Σ NUMERATORS / Σ DENOMINATORS, a pooled rate such as
+    bits per byte: each resample draws examples with their numerator and denominator together."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    num, den = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
+    if num.ndim != 1 or not len(num) or num.shape != den.shape:
+        raise ValueError("the bootstrap needs non-empty numerators and denominators of one length")
+    ratios = np.concatenate([num[idx].sum(axis=1) / den[idx].sum(axis=1)
+                             for idx in _resamples(len(num), n_boot, seed)])
+    low, high = np.quantile(ratios, [(1 - level) / 2, (1 + level) / 2])
     return float(low), float(high)
 
 

@@ -20,8 +20,13 @@ comparison, with the other three fixed.
 
 from activerag.lsr.data import (
     HELD_OUT_2WIKI,
+    LMSplit,
+    check_held_out,
+    encoder_split,
     evaluation_questions,
     halves,
+    in_training_pool,
+    lm_passage_id,
     lm_split,
     overlap,
     question_key,
@@ -41,8 +46,9 @@ from activerag.lsr.scores import ScoreCache, answer_logprobs
 from activerag.lsr.trainer import PassageIndex, Retrieved, Trainer, TrainReport
 
 __all__ = [
-    "HELD_OUT_2WIKI", "TEACHER_PROMPTS", "LSRConfig", "PassageIndex", "Retrieved",
-    "ScoreCache", "TrainReport", "Trainer", "answer_logprobs", "evaluation_questions",
-    "halves", "lm_split", "lm_score", "lr_factor", "lsr_loss", "overlap", "question_key",
+    "HELD_OUT_2WIKI", "TEACHER_PROMPTS", "LMSplit", "LSRConfig", "PassageIndex", "Retrieved",
+    "ScoreCache", "TrainReport", "Trainer", "answer_logprobs", "check_held_out",
+    "encoder_split", "evaluation_questions", "halves", "in_training_pool", "lm_passage_id",
+    "lm_split", "lm_score", "lr_factor", "lsr_loss", "overlap", "question_key",
     "recall_at", "title_recall", "training_examples", "training_round",
 ]

@@ -15,6 +15,7 @@ from typing import Any
 
 from activerag.errors import ActiveRagError
 from activerag.evaluation.datasets import Example
+from activerag.lsr.data import LMSplit
 from activerag.lsr.objective import (
     TEACHER_PROMPTS,
     LSRConfig,
@@ -169,11 +170,32 @@ class Trainer:
 
         return asyncio.run(run())
 
+    def check_split(self, examples: list[Example], split: LMSplit | None
+                    ) -> dict[str, Any] | None:
+        """The record of SPLIT that the encoder keeps (the LM task), once every one of EXAMPLES
+        is found in its training pool; None for the QA task, which has no split."""
+        if self.config.task != "lm":
+            if split is not None:
+                raise ActiveRagError("the QA task needs no split; pass one only with task lm")
+            return None
+        if split is None:
+            raise ActiveRagError("the LM task trains on the pool of an LMSplit; pass it, so "
+                                 "that the encoder keeps which passages it held out")
+        pool = {e.id for e in split.of(self.corpus.bm25.docs)[1]}
+        outside = [e.id for e in examples if e.id not in pool]
+        if outside:
+            raise ActiveRagError(
+                f"{len(outside)} training passages are held out by the split (or share a "
+                f"held-out title), e.g. {', '.join(outside[:3])}; train on its pool, "
+                "LMSplit(...).of(docs)[1]")
+        return split.record(self.corpus.bm25.docs)
+
     def train(self, examples: list[Example], resume: bool = True,
-              stop_after: int | None = None) -> TrainReport:
+              stop_after: int | None = None, split: LMSplit | None = None) -> TrainReport:
         """Train on EXAMPLES (resuming from OUT's checkpoint when RESUME), save the encoder in
         OUT and report. STOP_AFTER steps, the run checkpoints and returns early, as if it had
-        been interrupted there (the next call resumes)."""
+        been interrupted there (the next call resumes). The LM task trains on the pool of
+        SPLIT, which the encoder's lsr.json keeps for the evaluation to check against."""
         import torch
         from sentence_transformers import SentenceTransformer
         from tqdm import tqdm
@@ -183,6 +205,7 @@ class Trainer:
         cfg = self.config
         if not examples:
             raise ActiveRagError("no training questions")
+        held_out = self.check_split(examples, split)
         torch.manual_seed(cfg.seed)
         self.out.mkdir(parents=True, exist_ok=True)
         model = SentenceTransformer(str(minilm_path()), device="cpu")
@@ -237,7 +260,8 @@ class Trainer:
                                         "questions": len(examples), "base": "all-MiniLM-L6-v2",
                                         "lm": self.lm.model,
                                         "teacher_prompt": TEACHER_PROMPTS[cfg.task],
-                                        "losses": losses})
+                                        "losses": losses,
+                                        **({"lm_split": held_out} if held_out else {})})
         if cfg.reembed_every:
             self._write_index(model)
         return TrainReport(step, cfg.epochs, len(examples), losses, scored, cached, resumed,
