@@ -9,7 +9,7 @@ import realprocs
 
 from activerag.demo import DEMO_CORPUS
 from activerag.serving import server
-from activerag.serving.catalogue import FAST_MODEL, CatalogueModel, catalogue_model
+from activerag.serving.catalogue import DEFAULT_MODEL, FAST_MODEL, CatalogueModel
 from activerag.stores.corpus import Corpus
 
 
@@ -36,11 +36,12 @@ a long context must be cut to fit."""
 
 @pytest.fixture(scope="session")
 def strong_url() -> Iterator[str]:
-    """FB-RAG's strong reader: gemma-3-270m from the catalogue (fetched, converted and served
-    by the code users run), on a port of its own, with a STRONG_TEST_WINDOW-token window.
-    ACTIVERAG_TEST_STRONG_URL points the tests at a running one instead."""
+    """FB-RAG's strong reader, its default: the default model from the catalogue (fetched,
+    checked, converted and served by the code users run), on a port of its own, with a
+    STRONG_TEST_WINDOW-token window. ACTIVERAG_TEST_STRONG_URL points the tests at a running
+    one instead."""
     yield from _session_server("ACTIVERAG_TEST_STRONG_URL", "ACTIVERAG_TEST_STRONG_PORT",
-                               catalogue_model("gemma-3-270m"), STRONG_TEST_WINDOW)
+                               DEFAULT_MODEL, STRONG_TEST_WINDOW)
 
 
 def _session_server(url_var: str, port_var: str, model: CatalogueModel,

@@ -1,6 +1,7 @@
-"""FB-RAG and its baselines against two real vLLM servers: SmolLM2 samples (one request with
-n=K, or K requests), Gemma 3 270M reads; a long context is cut to fit Gemma's window; a strong
-server that is down is named as such."""
+"""FB-RAG and its baselines against two real vLLM servers, as the defaults have them: SmolLM2
+samples (one request with n=K, or K requests), the default model (Qwen2.5-Coder-0.5B) reads; a
+long context is cut to fit the reader's window; a strong server that is down is named as
+such."""
 
 import json
 import random
@@ -84,7 +85,8 @@ async def test_a_strong_server_that_is_down_is_named(vllm_url, row):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     ctx = FBRagContext(light_base_url=vllm_url, base_url=f"http://127.0.0.1:{port}/v1",
-                       model="gemma-3-270m", samples=2, recall_words=300, read_words=200)
+                       model="Qwen2.5-Coder-0.5B-Instruct", samples=2, recall_words=300,
+                       read_words=200)
     with pytest.raises(LMServerUnreachable, match=f"strong reader at http://127.0.0.1:{port}"):
         await build_fb_rag_graph().ainvoke(
             {"question": row["question"], "context": row["context"]}, context=ctx)
