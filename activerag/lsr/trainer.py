@@ -98,6 +98,26 @@ def _save_encoder(model: Any, out: Path, meta: dict[str, Any]) -> None:
     (out / "lsr.json").write_text(json.dumps(meta, indent=1))
 
 
+def _load_checkpoint(path: Path) -> dict[str, Any]:
+    """PATH's tensors and plain values, refused whole if its pickle names anything else (which
+    a full unpickling would import and call)."""
+    import pickle
+
+    import torch
+
+    try:
+        state = torch.load(path, weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError):
+        raise ActiveRagError(
+            f"{path} holds more than tensors and plain values, so it was not written by the "
+            "trainer (or it is damaged), and it is not loaded; delete it to start afresh, or "
+            "use another --out") from None
+    if not isinstance(state, dict) or not {"config", "questions", "step"} <= state.keys():
+        raise ActiveRagError(f"{path} is not a checkpoint of the trainer; delete it to start "
+                             "afresh, or use another --out")
+    return state
+
+
 class Trainer:
     """Trains a copy of the collection's MiniLM as a query tower against a served LM."""
 
@@ -222,7 +242,7 @@ class Trainer:
         step, losses, resumed = 0, [], None
         ids = [e.id for e in examples]
         if resume and self.checkpoint.exists():
-            state = torch.load(self.checkpoint, weights_only=False)
+            state = _load_checkpoint(self.checkpoint)
             written = {**asdict(LSRConfig()), **state["config"]}  # settings added since
             if written != asdict(cfg) or state["questions"] != ids:
                 raise ActiveRagError(
