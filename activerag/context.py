@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Literal, TypeVar
 
+from activerag.errors import SettingError
 from activerag.serving.catalogue import DEFAULT_MODEL, FAST_MODEL, CatalogueModel
 
 
@@ -18,6 +19,18 @@ def _env(name: str, default: str) -> str:
 
 
 C = TypeVar("C", bound=type)
+
+
+def refuse(name: str, rule: str, value: object) -> SettingError:
+    """The error for setting NAME at VALUE, which breaks RULE ("be at least 1")."""
+    return SettingError(f"{name} must {rule}, got {value!r}; give {name} a value that does")
+
+
+def at_least(ctx: object, minimum: int, *names: str) -> None:
+    """Refuse any of the settings NAMES of CTX that is below MINIMUM."""
+    for name in names:
+        if getattr(ctx, name) < minimum:
+            raise refuse(name, f"be at least {minimum}", getattr(ctx, name))
 
 
 def _attribute_docs(cls: type) -> dict[str, str]:
@@ -86,9 +99,7 @@ class ServingContext:
         return self.exemplar_retrieval
 
     def _check(self) -> None:
-        for name in ("k", "max_answer_tokens"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        at_least(self, 1, "k", "max_answer_tokens")
 
 
 @documented
@@ -147,21 +158,18 @@ class FlareContext(ServingContext):
         for name in ("theta", "beta"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must lie in [0, 1], got {value}")
+                raise refuse(name, "lie in [0, 1]", value)
         self._check()
         from activerag.nodes.triggers import trigger_named
 
         trigger_named(self.trigger)
-        for name in ("max_sentence_tokens", "max_question_tokens", "window_tokens",
-                     "search_ban_tokens", "trigger_n"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        at_least(self, 1, "max_sentence_tokens", "max_question_tokens", "window_tokens",
+                 "search_ban_tokens", "trigger_n")
         if self.max_sentences is not None and self.max_sentences < 1:
-            raise ValueError(f"max_sentences must be at least 1 or None, got {self.max_sentences}")
-        if self.span_merge_gap < 0:
-            raise ValueError(f"span_merge_gap must be 0 or more, got {self.span_merge_gap}")
+            raise refuse("max_sentences", "be at least 1 or None", self.max_sentences)
+        at_least(self, 0, "span_merge_gap")
         if self.query_tokens < -1:
-            raise ValueError(f"query_tokens must be -1, 0 or positive, got {self.query_tokens}")
+            raise refuse("query_tokens", "be -1, 0 or positive", self.query_tokens)
 
 
 @documented
@@ -188,10 +196,8 @@ class ReplugContext(ServingContext):
     def __post_init__(self) -> None:
         self._check()
         if self.tau is not None and self.tau <= 0:
-            raise ValueError(f"tau must be positive, got {self.tau}")
-        for name in ("lookahead", "top_logprobs"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+            raise refuse("tau", "be positive", self.tau)
+        at_least(self, 1, "lookahead", "top_logprobs")
 
 
 def _served_here(model: CatalogueModel) -> str:
@@ -264,16 +270,14 @@ class FBRagContext(ServingContext):
 
     def __post_init__(self) -> None:
         self._check()
-        for name in ("chunk_words", "recall_words", "read_words", "samples", "sample_tokens",
-                     "top_k"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        at_least(self, 1, "chunk_words", "recall_words", "read_words", "samples",
+                 "sample_tokens", "top_k")
         if not 0.0 < self.top_p <= 1.0:
-            raise ValueError(f"top_p must lie in (0, 1], got {self.top_p}")
-        if self.temperature < 0 or self.eta_b < 0 or self.eta_f < 0:
-            raise ValueError("temperature, eta_b and eta_f must not be negative")
+            raise refuse("top_p", "lie in (0, 1]", self.top_p)
+        at_least(self, 0, "temperature", "eta_b", "eta_f")
         if self.eta_b == self.eta_f == 0:
-            raise ValueError("eta_b and eta_f are both 0: nothing would rank the chunks")
+            raise SettingError("eta_b and eta_f are both 0: nothing would rank the chunks; "
+                               "give one of them a positive weight")
 
 
 @documented
@@ -293,5 +297,4 @@ class AppContext(FlareContext):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.min_confidence < 0:
-            raise ValueError(f"min_confidence must not be negative, got {self.min_confidence}")
+        at_least(self, 0, "min_confidence")

@@ -35,3 +35,7 @@ class EmptyQuestion(ActiveRagError, ValueError):
 
 class UnknownTrigger(ActiveRagError, ValueError):
     """A retrieval trigger name that nothing registered."""
+
+
+class SettingError(ActiveRagError, ValueError):
+    """A setting (a run's context field, an ACTIVERAG_ variable) outside what it allows."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
+
+from activerag.errors import SettingError
 
 
 def _home() -> Path:
@@ -17,7 +20,8 @@ class Settings(BaseModel):
 
     home: Path = Field(default_factory=_home, description="cache root for models, stores, pids")
     host: str = Field(default="127.0.0.1", description="host the managed vLLM server binds to")
-    port: int = Field(default=8765, description="port the managed vLLM server binds to")
+    port: int = Field(default=8765, ge=1, le=65535,
+                      description="port the managed vLLM server binds to")
     base_url: str | None = Field(
         default=None, description="an existing OpenAI-compatible server (skips the managed one)"
     )
@@ -27,16 +31,20 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls) -> Settings:
-        """Read ACTIVERAG_* variables over the defaults."""
-        env = {
-            "host": os.environ.get("ACTIVERAG_HOST"),
-            "port": os.environ.get("ACTIVERAG_PORT"),
-            "base_url": os.environ.get("ACTIVERAG_BASE_URL"),
-            "model": os.environ.get("ACTIVERAG_MODEL"),
-            "store_dir": os.environ.get("ACTIVERAG_STORE_DIR"),
-            "chroma_url": os.environ.get("ACTIVERAG_CHROMA_URL"),
-        }
-        return cls.model_validate({k: v for k, v in env.items() if v})
+        """Read ACTIVERAG_* variables over the defaults; a variable that does not parse (and
+        ACTIVERAG_LM_TIMEOUT, which the LM clients read) is refused by name."""
+        env = {name: os.environ.get(f"ACTIVERAG_{name.upper()}")
+               for name in ("host", "port", "base_url", "model", "store_dir", "chroma_url")}
+        given = {k: v for k, v in env.items() if v}
+        lm_timeout()
+        try:
+            return cls.model_validate(given)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            name = str(first["loc"][0]) if first["loc"] else ""
+            raise SettingError(
+                f"ACTIVERAG_{name.upper()}={given.get(name)!r} is not valid ({first['msg']}); "
+                "fix the variable or unset it") from exc
 
     @property
     def url(self) -> str:
@@ -52,3 +60,17 @@ class Settings(BaseModel):
     def models(self) -> Path:
         """Directory of converted models."""
         return self.home / "models"
+
+
+def lm_timeout() -> float:
+    """Seconds an LM request may wait for its answer: ACTIVERAG_LM_TIMEOUT, else 300. A busy CPU
+    server can queue echo-scoring requests for longer than that."""
+    raw = os.environ.get("ACTIVERAG_LM_TIMEOUT", "300")
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise SettingError(f"ACTIVERAG_LM_TIMEOUT={raw!r} is not a positive number of seconds; "
+                           "set it to one (e.g. 300) or unset it")
+    return seconds

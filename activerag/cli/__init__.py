@@ -153,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `activerag` command."""
     args = parser().parse_args(argv)
     try:
-        return int(args.func(args, Settings.from_env()) or 0)
+        settings = Settings.from_env()
+        return int(args.func(args, settings) or 0)
     except ActiveRagError as exc:
         print(f"activerag: error: {exc}", file=sys.stderr)
         return 2

@@ -21,6 +21,47 @@ def print_trace(step: dict[str, Any]) -> None:
     print(format_step(step))
 
 
+def utf8_question(question: str) -> str:
+    """QUESTION, refused when it holds a byte that is not UTF-8 (Python keeps such a byte of
+    the command line as a lone surrogate, which no request can carry)."""
+    for at, char in enumerate(question):
+        if "\ud800" <= char <= "\udfff":
+            byte = f"byte 0x{ord(char) - 0xDC00:02x}" if char >= "\udc80" else "a lone surrogate"
+            raise ActiveRagError(f"the question is not valid UTF-8 ({byte} at character {at + 1}); "
+                                 "type it in a UTF-8 terminal (e.g. LANG=C.UTF-8) or re-encode it")
+    return question
+
+
+def context_text(path: Path) -> str:
+    """The text of the --context-file PATH, refused unless it is a readable UTF-8 text file."""
+    if path.is_dir():
+        raise ActiveRagError(f"the context file {path} is a folder; pass a UTF-8 text file")
+    if not path.exists():
+        raise ActiveRagError(f"the context file {path} does not exist; pass a UTF-8 text file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ActiveRagError(f"the context file {path} is not UTF-8 text (byte "
+                             f"0x{exc.object[exc.start]:02x} at offset {exc.start}); pass a UTF-8 "
+                             "text file (re-encode it, e.g. with iconv)") from exc
+    except OSError as exc:
+        raise ActiveRagError(f"cannot read the context file {path} ({exc.strerror}); pass a "
+                             "readable UTF-8 text file") from exc
+    if "\x00" in text:
+        raise ActiveRagError(f"the context file {path} holds NUL bytes, so it is not text; pass "
+                             "a UTF-8 text file")
+    return text
+
+
+def check_page_target(path: Path) -> None:
+    """Refuse an --html PATH that cannot be written, before the run spends any LM time."""
+    if path.is_dir():
+        raise ActiveRagError(f"the --html page {path} is a folder; name a file to write")
+    if not path.parent.is_dir():
+        raise ActiveRagError(f"the folder {path.parent} of the --html page does not exist; "
+                             "create it first or name a page in an existing folder")
+
+
 async def ask(args: argparse.Namespace, settings: Settings) -> int:
     await answer(args, settings)
     return 0
@@ -30,13 +71,12 @@ async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]
     """Answer args.question with args.method, printing as asked; the final state."""
     from activerag.graphs.methods import method
 
-    graph, ctx = method(args.method, flare_context(args, settings), fb_context(args, settings))
-    given: dict[str, Any] = {"question": args.question}
+    given: dict[str, Any] = {"question": utf8_question(args.question)}
     if getattr(args, "context_file", None):
-        path = Path(args.context_file)
-        if not path.exists():
-            raise ActiveRagError(f"the context file {path} does not exist")
-        given["context"] = path.read_text()
+        given["context"] = context_text(Path(args.context_file))
+    if getattr(args, "html", None):
+        check_page_target(Path(args.html))
+    graph, ctx = method(args.method, flare_context(args, settings), fb_context(args, settings))
     record = None
     if getattr(args, "html", None):
         from activerag.page import RunRecord, settings_of

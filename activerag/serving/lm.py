@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from activerag.errors import (
     NoLogprobs,
     PromptTooLong,
 )
+from activerag.settings import lm_timeout
 
 # Returns where the text should be cut (a character offset) or None to keep generating;
 # `final` says that generation has ended and whatever is there must be judged now.
@@ -98,12 +98,6 @@ class LM(Protocol):
     async def token_ids(self, text: str) -> list[int]:
         """Token ids of TEXT in the model's vocabulary (for logit biases)."""
         ...
-
-
-def lm_timeout() -> float:
-    """Seconds an LM request may wait for its answer: ACTIVERAG_LM_TIMEOUT, else 300. A busy CPU
-    server can queue echo-scoring requests for longer than that."""
-    return float(os.environ.get("ACTIVERAG_LM_TIMEOUT", "300"))
 
 
 def busy_error(base_url: str, timeout: float) -> LMServerError:
