@@ -18,15 +18,67 @@ from activerag.errors import ActiveRagError
 
 log = logging.getLogger(__name__)
 
+STATE_TYPES = (("langchain_core.documents.base", "Document"), ("langgraph.types", "Send"))
+"""The only classes a checkpoint of a method graph holds (documents, REPLUG's fan-out); a
+stored value naming any other callable is refused, since decoding it would call it."""
+
+_CONSTRUCTORS = range(6)
+"""LangGraph's msgpack extension codes whose payload is (module, name, arguments[, method])."""
+
+
+def _named(data: bytes) -> list[str]:
+    """Every module.name[.method] that msgpack DATA asks its decoder to import and call."""
+    import ormsgpack
+
+    names: list[str] = []
+
+    def look(code: int, payload: bytes) -> None:
+        inner = ormsgpack.unpackb(payload, ext_hook=look, option=ormsgpack.OPT_NON_STR_KEYS)
+        if code in _CONSTRUCTORS:
+            if not isinstance(inner, (list, tuple)) or len(inner) < 3:
+                names.append(f"a malformed constructor (extension {code})")
+            elif (inner[0], inner[1]) not in STATE_TYPES or (code == 3 and len(inner) > 3):
+                names.append(".".join(str(p) for p in (inner[0], inner[1], *inner[3:4])))
+
+    ormsgpack.unpackb(data, ext_hook=look, option=ormsgpack.OPT_NON_STR_KEYS)
+    return names
+
+
+def serializer(path: Path) -> Any:
+    """LangGraph's serializer limited to STATE_TYPES, refusing (with an ActiveRagError that
+    names PATH) any stored value that names another callable or comes in another format."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    class StateSerializer(JsonPlusSerializer):
+        def loads_typed(self, data: tuple[str, bytes]) -> Any:
+            kind, blob = data
+            if kind not in ("null", "bytes", "bytearray", "msgpack"):
+                names = [f"{kind} data"]
+            else:
+                try:
+                    names = _named(blob) if kind == "msgpack" else []
+                except ValueError:
+                    names = ["data that is not msgpack"]
+            if names:
+                raise ActiveRagError(
+                    f"{path} holds a checkpoint with {', '.join(sorted(set(names)))}, which no "
+                    "activerag run writes; it is not loaded, since decoding it could run code. "
+                    "If you did not make that file, delete it (the runs it held start afresh)")
+            return super().loads_typed(data)
+
+    return StateSerializer(allowed_msgpack_modules=STATE_TYPES)
+
 
 @asynccontextmanager
 async def checkpoints(path: Path) -> AsyncIterator[Any]:
-    """A SQLite checkpointer at PATH (made if missing), open for the block."""
+    """A SQLite checkpointer at PATH (made if missing), open for the block; what it reads back
+    may hold only the state's own types (see `serializer`)."""
+    import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
-        yield saver
+    async with aiosqlite.connect(str(path)) as conn:
+        yield AsyncSqliteSaver(conn, serde=serializer(path))
 
 
 def _config(thread: str) -> dict[str, Any]:

@@ -90,3 +90,53 @@ async def test_an_evaluation_killed_mid_question_goes_on_from_its_last_step(tmp_
         state = await graph(lm).copy(update={"checkpointer": saver}).aget_state(
             {"configurable": {"thread_id": "flare/q0"}})
         assert not state.values
+
+
+def _plant(path, module, name, args):
+    """Rewrite the newest checkpoint in PATH so that its question names MODULE.NAME(*ARGS), as a
+    crafted file would (LangGraph's msgpack format for a constructor call)."""
+    import sqlite3
+
+    import ormsgpack
+    from langgraph.checkpoint.serde.jsonplus import (
+        EXT_CONSTRUCTOR_POS_ARGS,
+        JsonPlusSerializer,
+        _msgpack_enc,
+    )
+
+    with sqlite3.connect(path) as db:
+        rowid, kind, blob = db.execute(
+            "SELECT rowid, type, checkpoint FROM checkpoints ORDER BY checkpoint_id DESC "
+            "LIMIT 1").fetchone()
+        checkpoint = JsonPlusSerializer(allowed_msgpack_modules=None).loads_typed((kind, blob))
+        checkpoint["channel_values"]["answer"] = ormsgpack.Ext(
+            EXT_CONSTRUCTOR_POS_ARGS, _msgpack_enc((module, name, args)))
+        db.execute("UPDATE checkpoints SET checkpoint = ? WHERE rowid = ?",
+                   (_msgpack_enc(checkpoint), rowid))
+
+
+async def test_a_checkpoint_that_names_a_callable_is_refused_and_nothing_in_it_runs(tmp_path):
+    lm = DiesAfter(script(), at=2)
+    path = tmp_path / "c.sqlite"
+    async with durable.checkpoints(path) as saver:
+        with pytest.raises(Killed):
+            await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t")
+    marker = tmp_path / "ran"
+    _plant(path, "os", "system", [f"touch {marker}"])
+    async with durable.checkpoints(path) as saver:
+        with pytest.raises(ActiveRagError, match=r"c\.sqlite.*os\.system.*delete it"):
+            await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t")
+    assert not marker.exists()
+
+
+def test_the_state_types_round_trip_through_the_checkpoint_serializer(tmp_path):
+    from langchain_core.documents import Document
+    from langgraph.types import Send
+
+    serde = durable.serializer(tmp_path / "c.sqlite")
+    state = {"documents": [Document("text", id="d1", metadata={"title": "T"})],
+             "tasks": [Send("propose", {"doc": 0, "prompt": [1, 2]})], "spans": [(0, 3)]}
+    back = serde.loads_typed(serde.dumps_typed(state))
+    assert back["documents"] == state["documents"] and back["tasks"] == state["tasks"]
+    with pytest.raises(ActiveRagError, match="pickle data"):
+        serde.loads_typed(("pickle", b"\x80\x04N."))
