@@ -12,10 +12,13 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from activerag.errors import ActiveRagError
 from activerag.serving.lm import LM, CutFn, Generation, Token
 from activerag.serving.token_lm import Samples
 
@@ -23,6 +26,9 @@ _active: Path | None = None
 _samples: Path | None = None
 # Bumped whenever a stored Generation would mean something else (2: `complete` was added).
 CACHE_FORMAT = 2
+# Seconds a write waits for another writer's lock (several evaluations share one cache, and a
+# commit on a loaded disk can take seconds).
+BUSY_TIMEOUT = 120.0
 
 
 def enable(path: Path) -> None:
@@ -48,26 +54,47 @@ def samples_active() -> Path | None:
 
 
 class _Table:
-    """One SQLite table of JSON values by key, safe to share between threads."""
+    """One SQLite table of JSON values by key, safe to share between threads and processes
+    (write-ahead log: readers never wait for a writer, writers wait up to TIMEOUT seconds)."""
 
-    def __init__(self, path: Path, table: str) -> None:
+    def __init__(self, path: Path, table: str, timeout: float = BUSY_TIMEOUT) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False)
-        self._table = table
-        self._db.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT)")
+        self._path, self._table, self._timeout = path, table, timeout
+        self._db = sqlite3.connect(path, timeout=timeout, check_same_thread=False)
         self._lock = threading.Lock()
+        with self._lock, self._locked():
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT)")
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Turn a lock that outlasted the wait into an error that says what to do."""
+        try:
+            yield
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) and "busy" not in str(e):
+                raise
+            raise ActiveRagError(
+                f"the LM cache {self._path} stayed locked by another process for more than "
+                f"{self._timeout:g} s ({e}); wait for the other run to finish, or give this one "
+                "its own cache file") from None
 
     def get(self, key: str) -> Any:
-        with self._lock:
+        with self._lock, self._locked():
             row = self._db.execute(f"SELECT value FROM {self._table} WHERE key = ?",
                                    (key,)).fetchone()
         return None if row is None else json.loads(row[0])
 
     def put(self, key: str, value: Any) -> None:
-        with self._lock:
-            self._db.execute(f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?)",
-                             (key, json.dumps(value)))
-            self._db.commit()
+        with self._lock, self._locked():
+            try:
+                self._db.execute(f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?)",
+                                 (key, json.dumps(value)))
+                self._db.commit()
+            except sqlite3.OperationalError:
+                self._db.rollback()
+                raise
 
 
 def _digest(**fields: Any) -> str:
