@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import os
 import textwrap
 from dataclasses import dataclass, fields
@@ -31,6 +32,15 @@ def at_least(ctx: object, minimum: int, *names: str) -> None:
     for name in names:
         if getattr(ctx, name) < minimum:
             raise refuse(name, f"be at least {minimum}", getattr(ctx, name))
+
+
+def finite_floats(ctx: ServingContext) -> None:
+    """Refuse a float setting of CTX that is NaN or infinite: NaN passes every range check
+    written as a comparison (`nan < 0` is false), and an infinite one breaks the arithmetic."""
+    for f in fields(ctx):
+        value = getattr(ctx, f.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise refuse(f.name, "be a finite number", value)
 
 
 def _attribute_docs(cls: type) -> dict[str, str]:
@@ -99,6 +109,7 @@ class ServingContext:
         return self.exemplar_retrieval
 
     def _check(self) -> None:
+        finite_floats(self)
         at_least(self, 1, "k", "max_answer_tokens")
 
 
@@ -155,11 +166,11 @@ class FlareContext(ServingContext):
     """FLARE-instruct: tokens generated with "[" forbidden right after a search."""
 
     def __post_init__(self) -> None:
+        self._check()
         for name in ("theta", "beta"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise refuse(name, "lie in [0, 1]", value)
-        self._check()
         from activerag.nodes.triggers import trigger_named
 
         trigger_named(self.trigger)

@@ -37,7 +37,7 @@ def ask(*options: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("options", "says"), [
-    (["--theta", "nan"], "theta must lie in [0, 1], got nan"),
+    (["--theta", "nan"], "theta must be a finite number, got nan"),
     (["--theta", "2"], "theta must lie in [0, 1], got 2"),
     (["--k", "0"], "k must be at least 1, got 0"),
     (["--k", "-3"], "k must be at least 1, got -3"),

@@ -56,8 +56,12 @@ class LSRConfig:
             raise ActiveRagError("LSR needs k >= 2 passages per question (a distribution over "
                                  "one passage carries no signal)")
         for name in ("gamma", "beta", "lr"):
-            if getattr(self, name) <= 0:
-                raise ActiveRagError(f"{name} must be positive, got {getattr(self, name)}")
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise ActiveRagError(f"{name} must be positive (and finite), got {value}")
+        if not 0.0 <= self.warmup <= 1.0:
+            raise ActiveRagError(f"warmup is a share of the steps and must lie in [0, 1], got "
+                                 f"{self.warmup}")
         for name in ("batch", "epochs", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise ActiveRagError(f"{name} must be at least 1, got {getattr(self, name)}")
