@@ -12,6 +12,16 @@ from activerag.errors import ActiveRagError
 from activerag.settings import Settings
 
 
+def at_least_one(args: argparse.Namespace, *names: str) -> None:
+    """Refuse a size option of ARGS (--n, --concurrency) below 1: 0 workers wait forever, and
+    --n 0 or -1 would slice the dataset instead of sizing it."""
+    for name in names:
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise ActiveRagError(f"--{name} must be at least 1, got {value}; give a positive "
+                                 "number")
+
+
 def serve(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.serving import server
     from activerag.serving.catalogue import DEFAULT_MODEL, catalogue_model
@@ -59,6 +69,7 @@ def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.evaluation.datasets import load_dataset
     from activerag.graphs.methods import METHODS
 
+    at_least_one(args, "n", "concurrency")
     if args.rescore:
         result = evaluate.rescore(evaluate.Run(Path(args.rescore)))
         print(evaluate.summary_markdown(result))
@@ -90,6 +101,7 @@ def sweep(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.evaluation.datasets import load_dataset
     from activerag.evaluation.sweeps import SWEEPS, run_sweep
 
+    at_least_one(args, "n", "concurrency")
     if args.cache:
         from activerag.serving import cache
 

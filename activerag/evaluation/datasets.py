@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,19 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def items(value: object, field: str, where: str) -> list[str]:
+    """A row's list field as strings: a single string (or number) is one item, never its
+    letters; None is none."""
+    if value is None:
+        return []
+    if isinstance(value, str | int | float):
+        return [str(value)]
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value]
+    raise ActiveRagError(f"{where}: '{field}' must be a string or a list of strings, got a "
+                         f"{type(value).__name__}; fix the row")
+
+
 TWOWIKI_1000 = "2wikimultihopqa/gfmrag_style_2wikimultihopqa_test1000_TTS-project.json"
 TWOWIKI_500 = "2wikimultihopqa/tts_2wiki_dev_sampled500_columns.json"
 HOTPOT_SPLIT = "hotpotqa/rpt_hotpotqa_officialdev_split_{split}.jsonl"
@@ -65,8 +79,10 @@ HOTPOT_SPLIT = "hotpotqa/rpt_hotpotqa_officialdev_split_{split}.jsonl"
 def twowiki() -> list[Example]:
     """2WikiMultihopQA dev, 1,000 questions with answer aliases and gold supporting titles."""
     raw = shared_json(TWOWIKI_1000)
-    return [Example(r["id"], r["question"], [r["answer"], *r.get("answer_aliases", [])],
-                    list(r.get("supporting_facts", []))) for r in raw]
+    return [Example(r["id"], r["question"],
+                    [*items(r["answer"], "answer", r["id"]),
+                     *items(r.get("answer_aliases"), "answer_aliases", r["id"])],
+                    items(r.get("supporting_facts"), "supporting_facts", r["id"])) for r in raw]
 
 
 def _twowiki1000_aliases() -> dict[str, list[str]]:
@@ -135,7 +151,7 @@ def asqa() -> list[Example]:
 def nq() -> list[Example]:
     """NQ-open dev."""
     rows = read_jsonl(shared_data() / "nq/NQ-open.dev.jsonl")
-    return [Example(f"nq-{i}", str(r["question"]), list(r["answer"]))
+    return [Example(f"nq-{i}", str(r["question"]), items(r["answer"], "answer", f"nq-{i}"))
             for i, r in enumerate(rows)]
 
 
@@ -168,9 +184,10 @@ def user_jsonl(path: Path) -> list[Example]:
         answers = r.get("answers", r.get("answer"))
         if not isinstance(r.get("question"), str) or answers is None:
             raise ActiveRagError(f"{path}:{n} needs a 'question' string and 'answers'")
-        answers = answers if isinstance(answers, list) else [answers]
+        where = f"{path}:{n}"
         out.append(Example(str(r.get("id", f"row-{n}")), str(r["question"]),
-                           [str(a) for a in answers], list(r.get("gold_titles", [])),
+                           items(answers, "answers", where),
+                           items(r.get("gold_titles"), "gold_titles", where),
                            r.get("kind", "short")))
     return out
 
@@ -183,9 +200,9 @@ def _longbench_row(r: dict[str, Any], where: str) -> Example:
     answers = r.get("answers", r.get("answer"))
     if answers is None:
         raise ActiveRagError(f"{where} has no 'answers'")
-    answers = answers if isinstance(answers, list) else [answers]
-    return Example(str(r.get("_id", where)), str(r["input"]), [str(a) for a in answers],
-                   list(r.get("gold_titles", [])), kind="longbench", context=r["context"],
+    return Example(str(r.get("_id", where)), str(r["input"]), items(answers, "answers", where),
+                   items(r.get("gold_titles"), "gold_titles", where), kind="longbench",
+                   context=r["context"],
                    gold_spans=[(int(a), int(b)) for a, b in r.get("gold_spans", [])])
 
 
@@ -196,7 +213,11 @@ DATASETS: dict[str, Callable[[], list[Example]]] = {
 
 
 def load_dataset(name: str, n: int | None = None) -> list[Example]:
-    """The first N examples of a named dataset, or of a jsonl file given by path."""
+    """The first N examples (None: all) of a named dataset, or of a jsonl file given by path;
+    ids must be unique, since a run checkpoints and scores each example by its id."""
+    if n is not None and n < 1:
+        raise ActiveRagError(f"n must be at least 1, got {n}; ask for a number of examples, or "
+                             "none for all of them")
     if name in DATASETS:
         rows = DATASETS[name]()
     elif name.endswith(".jsonl"):
@@ -204,4 +225,10 @@ def load_dataset(name: str, n: int | None = None) -> list[Example]:
     else:
         raise ActiveRagError(f"unknown dataset {name!r}; use one of {', '.join(DATASETS)} "
                              "or a path to a .jsonl file")
-    return rows[:n] if n else rows
+    repeated = [i for i, count in Counter(e.id for e in rows).items() if count > 1]
+    if repeated:
+        raise ActiveRagError(f"{name} gives {len(repeated)} ids to more than one row ("
+                             + ", ".join(map(repr, repeated[:5]))
+                             + (", ..." if len(repeated) > 5 else "")
+                             + "); give each example its own id")
+    return rows if n is None else rows[:n]
