@@ -16,7 +16,7 @@ from activerag.errors import CorpusError
 from activerag.sentences import SentenceSplitter, save_punkt, train_punkt
 from activerag.stores.base import Store, StoreRetriever
 from activerag.stores.bm25 import BM25Store
-from activerag.stores.documents import ReadReport, read_corpus
+from activerag.stores.documents import ReadReport, check_max_words, read_corpus
 
 RetrieverKind = Literal["bm25", "chroma"]
 
@@ -118,6 +118,7 @@ class Corpus:
     def ingest(self, source: Path, dense: bool = True, max_words: int = 120,
                batch: int = 512, progress: bool = True) -> IngestReport:
         """Read SOURCE into both stores (new passages only) and retrain Punkt on the corpus."""
+        check_max_words(max_words)
         report = ReadReport()
         docs: list[Document] = []
         bar = tqdm(desc=f"ingest {source.name}", unit=" passages", disable=not progress,

@@ -35,6 +35,14 @@ def make_document(text: str, title: str = "", source: str = "") -> Document:
                                                          "source": source})
 
 
+def check_max_words(max_words: int) -> None:
+    """Refuse a passage length below one word (0 cannot step through words; below 0 keeps no
+    passage)."""
+    if max_words < 1:
+        raise CorpusError(f"max_words must be at least 1, got {max_words}; give the passage "
+                          "length in words (--max-words)")
+
+
 def split_passages(text: str, max_words: int = 120) -> list[str]:
     """Split TEXT into passages of at most about MAX_WORDS words, cutting between sentences."""
     text = " ".join(text.split())
@@ -94,6 +102,10 @@ def _not_utf8(text: str, path: Path, what: str) -> tuple[int, str] | None:
         f"iconv -f WINDOWS-1252 -t UTF-8 {path.name} > utf8-{path.name}")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+TOO_DEEP = "nested deeper than the JSON reader follows"
+
+
 def _record(row: object, where: str, report: ReadReport) -> Iterator[tuple[str, str]]:
     if not isinstance(row, dict):
         report.skip(where, "not a JSON object")
@@ -102,7 +114,15 @@ def _record(row: object, where: str, report: ReadReport) -> Iterator[tuple[str, 
     if not text or not text.strip():
         report.skip(where, f"no text field (one of {', '.join(TEXT_KEYS)})")
         return
-    yield next((row[k] for k in TITLE_KEYS if isinstance(row.get(k), str)), ""), text
+    title = next((row[k] for k in TITLE_KEYS if isinstance(row.get(k), str)), "")
+    for what, value in (("title", title), ("text", text)):
+        bad = _SURROGATE.search(value)
+        if bad is not None:
+            report.skip(where, f"its {what} holds a lone surrogate (\\u{ord(bad.group()):04x} "
+                               f"at character {bad.start() + 1}), which UTF-8 cannot hold; "
+                               "fix that escape in the file")
+            return
+    yield title, text
 
 
 def _records_jsonl(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
@@ -118,6 +138,9 @@ def _records_jsonl(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 report.skip(f"{path.name}:{n}", f"not JSON ({exc.msg})")
+                continue
+            except RecursionError:
+                report.skip(f"{path.name}:{n}", TOO_DEEP)
                 continue
             yield from _record(row, f"{path.name}:{n}", report)
 
@@ -138,6 +161,9 @@ def _records_json(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
     except json.JSONDecodeError as exc:
         raise CorpusError(f"{path} is not valid JSON ({exc}); a .json corpus is a list of "
                           "objects with 'title' and 'text'") from exc
+    except RecursionError as exc:
+        raise CorpusError(f"{path} is {TOO_DEEP}; a .json corpus is a list of objects with "
+                          "'title' and 'text'") from exc
     if not isinstance(rows, list):
         raise CorpusError(f"{path} holds a JSON {type(rows).__name__}; expected a list of "
                           "objects with 'title' and 'text'")
@@ -230,6 +256,7 @@ def read_corpus(path: Path, max_words: int = 120,
     A file that cannot be read at all (a .json that is not JSON or not UTF-8) stops the read
     when it is the only one, and is skipped and reported when it is one file of a folder.
     """
+    check_max_words(max_words)
     report = report if report is not None else ReadReport()
     readers = {".jsonl": _records_jsonl, ".json": _records_json, ".tsv": _records_tsv,
                ".txt": _records_text, ".md": _records_text}

@@ -55,6 +55,9 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 raise ActiveRagError(f"{path}:{n} is not JSON ({exc.msg})") from exc
+            except RecursionError as exc:
+                raise ActiveRagError(f"{path}:{n} is nested deeper than the JSON reader "
+                                     "follows; fix or remove that row") from exc
     return rows
 
 
