@@ -14,6 +14,7 @@ from langchain_core.documents import Document
 from rank_bm25 import BM25Okapi
 
 from activerag.errors import CorpusError
+from activerag.locks import WriterLock
 from activerag.stores.bm25_index import BM25Index
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,11 @@ class BM25Store:
     A stored store is searched through the bm25s index that `build_index` writes (ingest does
     so): opened memory-mapped, its passages read from docs.jsonl by offset when found. Without
     a current index (in memory, or passages added since) it builds rank-bm25's in memory, the
-    reference whose scores and rankings the index reproduces."""
+    reference whose scores and rankings the index reproduces.
+
+    Opening and searching never write. The first `add` or `build_index` takes the folder's
+    writer lock (refused while another process or store writes there) and keeps it until
+    `close`, or until the store is dropped."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
@@ -44,6 +49,9 @@ class BM25Store:
         self._index: BM25Okapi | None = None
         self._fast: BM25Index | None = None
         self._offsets: Any = None
+        self._read_bytes = 0
+        """How much of docs.jsonl the passages in memory were read from (its whole lines)."""
+        self._writer = WriterLock(path, "the BM25 store") if path is not None else None
         # Graphs search through asyncio.to_thread: concurrent first searches build one index.
         self._lock = threading.Lock()
         if path is None or not self._file.exists():
@@ -88,16 +96,38 @@ class BM25Store:
             docs.append(doc)
             ids.add(row["id"])
         self._docs, self._ids = docs, ids
-        if torn:
-            # an ingest killed in the middle of a line: drop the part; ingesting again adds it
-            log.warning("%s ends in a line cut short (%d bytes); dropped it, ingest the corpus "
-                        "again to add its passage", file, len(torn))
-            with open(file, "r+b") as fh:
-                fh.truncate(len(data) - len(torn))
+        self._read_bytes = len(data) - len(torn)
+        if torn:  # an ingest writing that line now, or one killed mid-line: not a passage yet
+            log.info("%s ends in a line not yet whole (%d bytes); read without it", file,
+                     len(torn))
+
+    def _write_lock(self) -> None:
+        """Become the store's one writer; as that, drop a line a killed writer left unfinished
+        and catch up with what other writers added since the passages were read."""
+        if self._writer is None or not self._writer.acquire() or not self._file.exists():
+            return
+        with open(self._file, "rb+") as fh:
+            size = fh.seek(0, 2)
+            end = _whole_lines_end(fh, size)
+            if end < size:
+                log.warning("%s ends in a line cut short by a killed ingest (%d bytes); "
+                            "dropped it, its passage is added again", self._file, size - end)
+                fh.truncate(end)
+                size = end
+        if self._docs is not None and size != self._read_bytes:
+            self._load(self._file)
+            with self._lock:
+                self._index = self._fast = None
+
+    def close(self) -> None:
+        """Give up the writer lock (a store that only read holds none)."""
+        if self._writer is not None:
+            self._writer.release()
 
     def add(self, docs: list[Document]) -> int:
         """Append documents whose ids are new; persist them; return how many were added. The
         bm25s index is then out of date until `build_index`."""
+        self._write_lock()
         have = self.docs  # loads the stored passages if the index alone was open
         assert self._ids is not None
         new = list({d.id: d for d in docs if d.id not in self._ids}.values())
@@ -124,7 +154,10 @@ class BM25Store:
 
     def build_index(self) -> None:
         """Build and save the bm25s index of every stored passage (ingest calls this)."""
-        if self.path is None or not self.docs:
+        if self.path is None:
+            return
+        self._write_lock()
+        if not self.docs:
             return
         index = BM25Index.build([_doc_tokens(d) for d in self.docs])
         index.save(self.path, self._file)
@@ -177,6 +210,19 @@ class BM25Store:
         if self._docs is None and self._fast is not None:
             return self._fast.count
         return len(self.docs)
+
+
+def _whole_lines_end(fh: Any, size: int) -> int:
+    """Where the last whole line of the open binary file FH (of SIZE bytes) ends."""
+    pos = size
+    while pos > 0:
+        start = max(0, pos - (1 << 16))
+        fh.seek(start)
+        newline = fh.read(pos - start).rfind(b"\n")
+        if newline >= 0:
+            return start + newline + 1
+        pos = start
+    return 0
 
 
 def _row_document(row: dict[str, Any]) -> Document:

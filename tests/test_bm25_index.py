@@ -97,6 +97,7 @@ def test_passages_added_after_the_index_are_searched_until_it_is_rebuilt(tmp_pat
     store = BM25Store(tmp_path)
     store.add(passages(20))
     store.build_index()
+    store.close()
     with open(tmp_path / "docs.jsonl", "a") as fh:  # an ingest killed after BM25's append
         d = make_document("Zorbeck is a mountain town.", "Zorbeck")
         fh.write(json.dumps({"id": d.id, "title": "Zorbeck", "text": d.page_content}) + "\n")

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -33,17 +35,15 @@ from activerag.evaluation.metrics import (
     str_em,
     yes_no,
 )
-from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+from activerag.evaluation.summaries import summarise as summarise
+from activerag.evaluation.summaries import summarise_methods
 from activerag.evaluation.tables import summary_markdown
 from activerag.graphs.methods import method
+from activerag.locks import WriterLock
 from activerag.serving.replicas import sticky
 from activerag.serving.server import vllm_counters
 
 TIMING_KEYS = ("seconds", "seconds_per_question", "wall_seconds", "prefix_cache_hit_rate")
-QUALITY_KEYS = ("em", "f1", "precision", "recall", "rouge_l", "gold_title_recall",
-                "gold_word_recall", "gold_half_recall")
-COST_KEYS = ("lm_calls", "prompt_tokens", "generated_tokens", "answer_tokens", "retrievals",
-             "retrieval_steps")
 SUMMARY_KEYS = ("expected", "finished", "missing", "damaged_lines", "summary", "groups")
 """What write_summary computes from the rows; the rest of summary.json is the caller's."""
 UNGROUPED = "ungrouped"
@@ -120,93 +120,38 @@ def row_of(name: str, example: Example, out: dict[str, Any], seconds: float) -> 
     }
 
 
-def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Means of the metrics with 95% bootstrap intervals, totals of the costs, retrieval rates.
-
-    retrieval_rate is the paper's (sentences that retrieved / sentences); retrievals_per_question
-    and retrievals_per_100_tokens count retrieval steps (the one with the question included),
-    which compare across methods whatever unit they generate in.
-    """
-    n = len(rows)
-    if not n:
-        return {"n": 0}
-    out: dict[str, Any] = {"n": n}
-    for key in QUALITY_KEYS:
-        values = [r[key] for r in rows if r.get(key) is not None]
-        if values:
-            out[key] = sum(values) / len(values)
-            out[f"{key}_ci"] = list(bootstrap_ci(values))
-    sentences = sum(r["sentences"] for r in rows)
-    out["retrieval_rate"] = sum(r["retrieved_sentences"] for r in rows) / max(1, sentences)
-    for key in COST_KEYS:
-        out[key] = sum(r.get(key, 0) for r in rows)
-    out["retrievals_per_question"] = out["retrieval_steps"] / n
-    out["retrievals_per_100_tokens"] = 100 * out["retrieval_steps"] / max(1, out["answer_tokens"])
-    out["generated_per_kept_token"] = out["generated_tokens"] / max(1, out["answer_tokens"])
-    out["lm_calls_per_question"] = out["lm_calls"] / n
-    out["seconds_per_question"] = sum(r["seconds"] for r in rows) / n
-    if any("stage_seconds" in r for r in rows):  # long-context runs
-        stages = sorted({k for r in rows for k in r.get("stage_seconds", {})})
-        out["stage_seconds"] = {k: sum(r.get("stage_seconds", {}).get(k, 0.0) for r in rows) / n
-                                for k in stages}
-        out["words_read"] = sum(r.get("words_read", 0) for r in rows) / n
-        out["fallback_rate"] = sum(1 for r in rows if r.get("route") == "long_context") / n
-        out["latency_seconds"] = sum(latency(r) for r in rows) / n
-    if any("confidence" in r for r in rows):  # the adaptive app
-        out["flare_share"] = sum(1 for r in rows if r.get("route") == "flare") / n
-    return out
-
-
-def latency(row: dict[str, Any]) -> float:
-    """A row's wall time, with light samples served from the cache counted at what their draw
-    took (`eval --cache-samples`): the seconds the question costs without the cache."""
-    stages = row.get("stage_seconds", {})
-    if "sample_drawn" not in stages:
-        return row["seconds"]
-    return row["seconds"] - stages.get("sample", 0.0) + stages["sample_drawn"]
-
-
-def versus(rows: list[dict[str, Any]], first_rows: list[dict[str, Any]],
-           first: str) -> dict[str, Any]:
-    """Mean differences from method FIRST and their paired bootstrap p-values, on the examples
-    both scored (paired by id)."""
-    theirs = {r["id"]: r for r in first_rows}
-    out: dict[str, Any] = {"method": first, "n": sum(1 for r in rows if r["id"] in theirs)}
-    for key in QUALITY_KEYS:
-        pairs = [(r[key], theirs[r["id"]][key]) for r in rows
-                 if r.get(key) is not None and theirs.get(r["id"], {}).get(key) is not None]
-        if pairs:
-            ours, base = [a for a, _ in pairs], [b for _, b in pairs]
-            out[f"{key}_diff"] = (sum(ours) - sum(base)) / len(pairs)
-            out[f"{key}_p"] = paired_bootstrap_p(ours, base)
-    return out
-
-
-def summarise_methods(rows: list[dict[str, Any]], methods: list[str]) -> dict[str, Any]:
-    """The summary of each method; every method after the first also gets `vs_first`."""
-    by_method = {m: [r for r in rows if r["method"] == m] for m in methods}
-    out = {m: summarise(by_method[m]) for m in methods}
-    first = methods[0] if methods else ""
-    for m in methods[1:]:
-        if by_method[m] and by_method[first]:
-            out[m]["vs_first"] = versus(by_method[m], by_method[first], first)
-    return out
-
-
 CHECKPOINTS = "checkpoints.sqlite"
 """The run folder's checkpoints of the questions under way (each dropped once its row is kept)."""
 
 
 class Run:
-    """A run folder: its config, its finished rows, its summary."""
+    """A run folder: its config, its finished rows, its summary. Reading takes no lock and
+    writes nothing; one writer at a time (`start`, `writing`) holds the folder's lock."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.rows_file = path / "examples.jsonl"
+        self._writer = WriterLock(path, "the run folder")
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the folder's writer lock for the block (refused while another process holds
+        it), unless this Run holds it already."""
+        taken = self._writer.acquire()
+        try:
+            yield
+        finally:
+            if taken:
+                self._writer.release()
+
+    def close(self) -> None:
+        """Give up the writer lock that `start` took."""
+        self._writer.release()
 
     def start(self, config: dict[str, Any]) -> None:
-        """Create the folder, or check that a resumed one was asked the same thing and mend
-        the end of its rows."""
+        """Become the folder's writer (until `close`, or the end of the `writing` block), create
+        it, or check that a resumed one was asked the same thing and mend the end of its rows."""
+        self._writer.acquire()
         self.path.mkdir(parents=True, exist_ok=True)
         cfg = self.path / "config.json"
         if cfg.exists():
@@ -220,7 +165,8 @@ class Run:
         self._mend_last_line()
 
     def _mend_last_line(self) -> None:
-        """End the rows file on a newline, so the next append starts a line of its own.
+        """End the rows file on a newline, so the next append starts a line of its own (the
+        writer alone does this: a reader may see a line that is still being written).
 
         A kill mid-write leaves a last line without one: a whole row gets its newline, a
         partial one is cut off (its example runs again).
@@ -315,6 +261,14 @@ async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, ServingCon
     With METRICS_URL (the served /v1 endpoint), vLLM's /metrics before and after give the
     run's prefix-cache hit rate; without it no server is asked.
     """
+    with run.writing():
+        return await _evaluate(run, dataset, runs, examples, concurrency, progress,
+                               metrics_url)
+
+
+async def _evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, ServingContext]],
+                    examples: list[Example], concurrency: int, progress: bool,
+                    metrics_url: str | None) -> dict[str, Any]:
     methods = list(runs)
     config = {"dataset": dataset, "ids": [e.id for e in examples], "methods": methods,
               "contexts": {m: asdict(ctx) for m, (_, ctx) in runs.items()}}
@@ -366,13 +320,40 @@ async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, ServingCon
 
 def rescore(run: Run) -> dict[str, Any]:
     """Recompute every row's metrics and group from its stored answer and, for a long-context
-    row, the spans it read (no LM calls)."""
-    examples = {e.id: e for e in load_dataset(run.config()["dataset"])}
-    rows = run.rows()
-    for r in rows:
-        example = examples[r["id"]]
-        r.update(score(example, r["answer"], r["retrieved_titles"]), group=example.group)
-        if "selected_spans" in r:
-            r.update(gold_read(example, r["selected_spans"]))
-    run.rows_file.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return run.write_summary(json.loads((run.path / "summary.json").read_text()))
+    row, the spans it read (no LM calls). The rows file is replaced whole or not at all; a row
+    whose example the dataset no longer has is refused before anything is written."""
+    with run.writing():
+        config = run.config()
+        examples = {e.id: e for e in load_dataset(config["dataset"])}
+        rows = run.rows()
+        unknown = [r["id"] for r in rows if r["id"] not in examples]
+        if unknown:
+            named = ", ".join(map(str, unknown[:5])) + (", ..." if len(unknown) > 5 else "")
+            raise ActiveRagError(
+                f"{run.rows_file} holds rows of {len(unknown)} example(s) that the dataset "
+                f"{config['dataset']!r} no longer has ({named}); nothing was rescored. Restore "
+                "the dataset file the run was made with, or start a new run")
+        for r in rows:
+            example = examples[r["id"]]
+            r.update(score(example, r["answer"], r["retrieved_titles"]), group=example.group)
+            if "selected_spans" in r:
+                r.update(gold_read(example, r["selected_spans"]))
+        _replace(run.rows_file, "".join(json.dumps(r) + "\n" for r in rows))
+        summary = run.path / "summary.json"
+        extra = (json.loads(summary.read_text()) if summary.exists()  # none: killed before it
+                 else {"dataset": config["dataset"], "n": len(config["ids"])})
+        return run.write_summary(extra)
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write TEXT to PATH through a new file renamed over it: a full disk or a kill leaves
+    PATH as it was."""
+    new = path.with_name(path.name + ".new")
+    try:
+        with open(new, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(new, path)
+    finally:
+        new.unlink(missing_ok=True)
