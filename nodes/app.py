@@ -10,8 +10,8 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from activerag.context import AppContext, FBRagContext, ServingContext
-from activerag.errors import EmptyQuestion
 from activerag.nodes.common import Node, Update
+from activerag.nodes.question import checked_question
 from activerag.state import COUNTERS, AppState, StepTrace
 
 
@@ -26,9 +26,7 @@ def answer_confidence(trace: Sequence[StepTrace]) -> float | None:
 
 def start(state: AppState) -> Update:
     """Check the question and clear what a previous run on this thread left."""
-    question = (state.get("question") or "").strip()
-    if not question:
-        raise EmptyQuestion("the question is empty; pass a non-empty 'question'")
+    question = checked_question(state.get("question"))
     return {"question": question, "answer": "", "route": "", "confidence": None, "trace": [],
             "runs": {}, "answer_tokens": 0, "retrieved_titles": [],
             **{name: 0 for name in COUNTERS}}

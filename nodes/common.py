@@ -16,11 +16,12 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from activerag.context import FlareContext, ServingContext
-from activerag.errors import ActiveRagError, EmptyQuestion
+from activerag.errors import ActiveRagError
 from activerag.evaluation.metrics import find_answer
 from activerag.nodes.logic import answer_end, interleave
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import ANSWER_STOPS, COT_TASK, SELF_ASK_TASK, Task, answer_prompt
+from activerag.nodes.question import checked_question
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import CutFn, Generation
 from activerag.state import COUNTERS, FlareState, Step, StepTrace
@@ -75,9 +76,7 @@ def begin(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
     Counters and the trace are overwritten, not added to, so a second run on the same thread
     (Studio, a checkpointer) does not inherit the first one's.
     """
-    question = (state.get("question") or "").strip()
-    if not question:
-        raise EmptyQuestion("the question is empty; pass a non-empty 'question'")
+    question = checked_question(state.get("question"))
     step: Step = {"queries": [question]} if runtime.context.initial_retrieval else {}
     return {"question": question, "answer": "", "answer_tokens": 0, "done": False,
             "step": {**step, "new": True}, "input_documents": [], "documents": [],

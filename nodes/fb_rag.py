@@ -27,6 +27,7 @@ from activerag.nodes import fb_rag_logic as fb
 from activerag.nodes.fb_rag_logic import Chunk
 from activerag.nodes.parts import Parts, _lm
 from activerag.nodes.prompts import PromptFormat, render
+from activerag.nodes.question import checked_question
 from activerag.serving import cache
 from activerag.serving.token_lm import Sampler, Samples, TokenLM, VLLMTokens, context_window_of
 from activerag.state import ChunkInfo, FBRagState
@@ -175,9 +176,7 @@ def make_prepare(parts: FBParts) -> Callable[..., Awaitable[Update]]:
         """Chunk the question's own context, or (none given) build one from the store: the
         question's best passages up to recall_words words, one chunk each."""
         ctx = runtime.context
-        question = state.get("question", "")
-        if not question.strip():
-            raise ActiveRagError("the question is empty; pass a question to answer")
+        question = checked_question(state.get("question"))
         context = state.get("context")
         if context is not None and not context.strip():
             raise ActiveRagError("the context holds no words; pass the question's context, or "

@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send
 
 from activerag.context import FlareContext, ReplugContext
-from activerag.errors import ActiveRagError, EmptyQuestion
+from activerag.errors import ActiveRagError
 from activerag.evaluation.metrics import extract_answer, normalize
 from activerag.nodes.common import (
     AnswerCut,
@@ -29,6 +29,7 @@ from activerag.nodes.common import (
 from activerag.nodes.logic import answer_end
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import ANSWER_STOPS, answer_prompt
+from activerag.nodes.question import checked_question
 from activerag.nodes.replug_logic import (
     best_answer,
     doc_weights,
@@ -58,9 +59,7 @@ def weights_of(docs: Sequence[Document], retriever: str = "bm25",
 
 def begin(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
     """Check the question and start a clean run (a second run on a thread inherits nothing)."""
-    question = (state.get("question") or "").strip()
-    if not question:
-        raise EmptyQuestion("the question is empty; pass a non-empty 'question'")
+    question = checked_question(state.get("question"))
     return {"question": question, "answer_ids": [], "text": "", "sentences": 0, "offsets": [],
             "lows": [], "exact": [], "answer": "", "answer_tokens": 0, "done": False,
             "certified": 0.0, "cut_documents": [],
