@@ -8,9 +8,12 @@ the start. `activerag ask --thread ID` and every evaluation run use it.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -85,17 +88,89 @@ def _config(thread: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread}}
 
 
+RUNS_TABLE = "activerag_thread_runs"
+"""The side table (in the checkpoints' own SQLite file) naming each thread's method and
+settings, so that a thread is only ever resumed or answered by the run that made it."""
+
+
+def settings_of(method: str, context: Any) -> dict[str, Any]:
+    """METHOD and every field of the CONTEXT dataclass, as JSON values: all that shapes a
+    generation (endpoint and model included)."""
+    fields = asdict(context) if is_dataclass(context) and not isinstance(context, type) else {}
+    return json.loads(json.dumps({"method": method, **fields}, sort_keys=True, default=str))
+
+
+def fingerprint(method: str, context: Any) -> str:
+    """The sha256 of METHOD's settings under CONTEXT (JSON with sorted keys)."""
+    text = json.dumps(settings_of(method, context), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    return [f"{key} {json.dumps(old.get(key))} -> {json.dumps(new.get(key))}"
+            for key in sorted(old.keys() | new.keys()) if old.get(key) != new.get(key)]
+
+
+async def _table(saver: Any) -> None:
+    await saver.conn.execute(f"CREATE TABLE IF NOT EXISTS {RUNS_TABLE} (thread_id TEXT PRIMARY "
+                             "KEY, fingerprint TEXT NOT NULL, settings TEXT NOT NULL)")
+
+
+async def _recorded(saver: Any, thread: str) -> dict[str, Any] | None:
+    async with saver.lock:
+        await _table(saver)
+        async with saver.conn.execute(f"SELECT settings FROM {RUNS_TABLE} WHERE thread_id = ?",
+                                      (thread,)) as cur:
+            row = await cur.fetchone()
+    return None if row is None else dict(json.loads(row[0]))
+
+
+async def _record(saver: Any, thread: str, settings: dict[str, Any] | None) -> None:
+    async with saver.lock:
+        await _table(saver)
+        if settings is None:
+            await saver.conn.execute(f"DELETE FROM {RUNS_TABLE} WHERE thread_id = ?", (thread,))
+        else:
+            text = json.dumps(settings, sort_keys=True)
+            await saver.conn.execute(
+                f"INSERT OR REPLACE INTO {RUNS_TABLE} VALUES (?, ?, ?)",
+                (thread, hashlib.sha256(text.encode()).hexdigest(), text))
+        await saver.conn.commit()
+
+
+async def _check_run(saver: Any, thread: str, method: str, context: Any, held: bool) -> None:
+    """Refuse a run of METHOD under CONTEXT on THREAD when the thread HELD state from a run with
+    another method or settings (resuming or answering it would mix the two); else record them."""
+    settings = settings_of(method, context)
+    old = await _recorded(saver, thread)
+    if held and old is None:
+        log.warning("thread %s predates recorded settings; it is taken to be %s with these",
+                    thread, method or "this method")
+    elif held and old is not None and old != settings:
+        differs = _differences(old, settings)
+        raise ActiveRagError(
+            f"thread {thread!r} holds a run of method {old.get('method') or '(unnamed)'} with "
+            f"other settings than this one, which asked for {method or '(unnamed)'} "
+            f"({'; '.join(differs)}); going on with it would mix the two runs. Ask with the "
+            "same method and settings, or use another --thread for this run")
+    if old != settings:
+        await _record(saver, thread, settings)
+
+
 async def stream(graph: Any, given: dict[str, Any], context: Any, saver: Any, thread: str,
-                 modes: Sequence[str] = ("custom", "values")) -> AsyncIterator[tuple[str, Any]]:
+                 modes: Sequence[str] = ("custom", "values"),
+                 method: str = "") -> AsyncIterator[tuple[str, Any]]:
     """GRAPH's stream of MODES for GIVEN on THREAD, checkpointed by SAVER.
 
     A thread whose run of the same question did not finish goes on from its last checkpoint;
     one that finished gives its final state again without running; anything else is a new
-    run. An unfinished run of another question is refused rather than overwritten."""
+    run. An unfinished run of another question is refused rather than overwritten, and so is
+    any run on a thread that holds state from another METHOD or CONTEXT (`_check_run`)."""
     g = graph.copy(update={"checkpointer": saver})
     config = _config(thread)
     state = await g.aget_state(config)
     values = state.values or {}
+    await _check_run(saver, thread, method, context, bool(values))
     start: dict[str, Any] | None = given
     if values and values.get("question") == given.get("question"):
         if not state.next:
@@ -117,10 +192,10 @@ async def stream(graph: Any, given: dict[str, Any], context: Any, saver: Any, th
 
 
 async def final(graph: Any, given: dict[str, Any], context: Any, saver: Any,
-                thread: str) -> dict[str, Any]:
-    """The final state of GIVEN's run on THREAD (resumed or new, see `stream`)."""
+                thread: str, method: str = "") -> dict[str, Any]:
+    """The final state of GIVEN's run of METHOD on THREAD (resumed or new, see `stream`)."""
     out: dict[str, Any] = {}
-    async for mode, chunk in stream(graph, given, context, saver, thread):
+    async for mode, chunk in stream(graph, given, context, saver, thread, method=method):
         if mode == "values":
             out = chunk
     return out
@@ -129,3 +204,4 @@ async def final(graph: Any, given: dict[str, Any], context: Any, saver: Any,
 async def forget(saver: Any, thread: str) -> None:
     """Drop THREAD's checkpoints (a finished evaluation example needs them no more)."""
     await saver.adelete_thread(thread)
+    await _record(saver, thread, None)

@@ -140,3 +140,57 @@ def test_the_state_types_round_trip_through_the_checkpoint_serializer(tmp_path):
     assert back["documents"] == state["documents"] and back["tasks"] == state["tasks"]
     with pytest.raises(ActiveRagError, match="pickle data"):
         serde.loads_typed(("pickle", b"\x80\x04N."))
+
+
+async def test_a_finished_thread_refuses_another_method_without_running(tmp_path):
+    lm = ScriptedLM(script())
+    async with durable.checkpoints(tmp_path / "c.sqlite") as saver:
+        await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t", method="flare")
+        with pytest.raises(ActiveRagError, match=r"method flare.*asked for single.*--thread"):
+            await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t",
+                                method="single")
+    assert len(lm.prompts) == 3
+
+
+async def test_a_killed_run_is_not_resumed_by_another_method_or_other_settings(tmp_path):
+    from dataclasses import replace
+
+    lm = DiesAfter(script(), at=1)
+    async with durable.checkpoints(tmp_path / "c.sqlite") as saver:
+        with pytest.raises(Killed):
+            await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t",
+                                method="flare")
+    async with durable.checkpoints(tmp_path / "c.sqlite") as saver:  # a new process
+        with pytest.raises(ActiveRagError, match="method flare"):
+            await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t",
+                                method="single")
+        with pytest.raises(ActiveRagError, match=r"theta 0\.5 -> 0\.0.*another --thread"):
+            await durable.final(graph(lm), {"question": QUESTION}, replace(CTX, theta=0.0),
+                                saver, "t", method="flare")
+        assert len(lm.prompts) == 1
+        out = await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t",
+                                  method="flare")
+    assert len(out["trace"]) == 3 and len(lm.prompts) == 3
+
+
+def test_the_settings_fingerprint_holds_every_field_in_key_order():
+    from dataclasses import replace
+
+    assert durable.fingerprint("flare", CTX) == durable.fingerprint("flare", replace(CTX))
+    assert durable.fingerprint("flare", CTX) != durable.fingerprint("flare", replace(CTX, k=3))
+    assert durable.fingerprint("flare", CTX) != durable.fingerprint(
+        "flare", replace(CTX, base_url="http://elsewhere/v1"))
+    assert durable.fingerprint("flare", CTX) != durable.fingerprint("single", CTX)
+
+
+async def test_a_killed_run_with_other_settings_is_refused_not_mixed(tmp_path):
+    from dataclasses import replace
+
+    lm = DiesAfter(script(), at=1)
+    async with durable.checkpoints(tmp_path / "c.sqlite") as saver:
+        with pytest.raises(Killed):
+            await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t")
+        with pytest.raises(ActiveRagError, match=r"theta 0\.5 -> 0\.0"):
+            await durable.final(graph(lm), {"question": QUESTION}, replace(CTX, theta=0.0),
+                                saver, "t")
+    assert len(lm.prompts) == 1

@@ -126,7 +126,8 @@ async def stream(args: argparse.Namespace, settings: Settings, graph: Any, given
 
     path = Path(args.checkpoints) if args.checkpoints else settings.home / "threads.sqlite"
     async with durable.checkpoints(path) as saver:
-        async for item in durable.stream(graph, given, ctx, saver, args.thread, STREAM_MODES):
+        async for item in durable.stream(graph, given, ctx, saver, args.thread, STREAM_MODES,
+                                         method=args.method):
             yield item
 
 
