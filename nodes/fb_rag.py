@@ -26,7 +26,7 @@ from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
 from activerag.nodes import fb_rag_logic as fb
 from activerag.nodes.fb_rag_logic import Chunk
 from activerag.nodes.parts import Parts, _lm
-from activerag.nodes.prompts import PromptFormat, render
+from activerag.nodes.prompts import PromptFormat, neutralise, render
 from activerag.nodes.question import checked_question
 from activerag.serving import cache
 from activerag.serving.token_lm import Sampler, Samples, TokenLM, VLLMTokens, context_window_of
@@ -61,7 +61,9 @@ def first_line(text: str) -> str:
 
 def reader_prompt(question: str, passages: str, fmt: PromptFormat,
                   instruction: str = READ) -> str:
-    """LongBench's layout: the instruction, the passages, the instruction again, the question."""
+    """LongBench's layout: the instruction, the passages, the instruction again, the question
+    (the question's and the passages' chat-template markers neutralised)."""
+    question, passages = neutralise(question), neutralise(passages)
     lead = "Rationale:" if instruction is SAMPLE else "Answer:"
     body = (f"{instruction}\n\nThe following are given passages.\n{passages}\n\n{instruction}"
             f"\n\nQuestion: {question}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
@@ -121,6 +122,28 @@ def format_documents(docs: Sequence[Document]) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+_MARKER_OPENING = re.compile(
+    r"<(?=[|\uff5c]|/?s>|(?:bos|eos|pad|unk|mask|start_of_turn|end_of_turn)>)")
+"""The "<" of a chat-template marker of the prompt formats this library renders or serves:
+every <|...|> token (ChatML, Llama 3; DeepSeek's full-width <｜...｜>), SentencePiece's <s>
+and </s>, and Gemma's <bos>, <eos>, <start_of_turn>, <end_of_turn> (with <pad>, <unk>,
+<mask>)."""
+
+
+def neutralise(text: str) -> str:
+    """TEXT with a space after the "<" of every chat-template marker, so that the tokenizer
+    reads the marker as plain characters and not as its special token.
+
+    vLLM's server has no endpoint that lists a model's special tokens, so the markers are a
+    fixed set. A special token is only ever matched as its exact string, before any merge, so
+    any change breaks it; a plain space is chosen over a zero-width joiner (U+2060) because no
+    tokenizer's normaliser deletes a space between characters, while some drop format
+    characters (BERT's clean_text) and would rebuild the marker. Text without a marker is
+    returned as it is, and neutralising twice changes nothing more.
+    """
+    return _MARKER_OPENING.sub("< ", text)
+
+
 def _chatml(system: str, turns: Sequence[tuple[str, str]], reply_prefix: str) -> str:
     out = [f"<|im_start|>system\n{system}<|im_end|>\n"]
     for user, assistant in turns:
@@ -141,8 +164,12 @@ def _plain(system: str, turns: Sequence[tuple[str, str]], reply_prefix: str) -> 
 
 def render(fmt: PromptFormat, system: str, turns: Sequence[tuple[str, str]],
            reply_prefix: str = "") -> str:
-    """Lay out SYSTEM, (user, assistant) TURNS and the start of the reply for a completion."""
-    return (_chatml if fmt == "chatml" else _plain)(system, turns, reply_prefix)
+    """Lay out SYSTEM, (user, assistant) TURNS and the start of the reply for a completion;
+    the markers any of them holds (a retrieved passage's, a question's) are neutralised, so
+    that only the layout's own open turns."""
+    layout = _chatml if fmt == "chatml" else _plain
+    return layout(neutralise(system), [(neutralise(u), neutralise(a)) for u, a in turns],
+                  neutralise(reply_prefix))
 
 
 def _turns(task: Task, question: str, docs: Sequence[Document]) -> list[tuple[str, str]]:
