@@ -112,19 +112,24 @@ def test_a_stale_pid_file_never_stops_the_process_it_names(tmp_path):
 
 
 def test_a_vllm_server_is_recognised_by_its_command_line_and_port(tmp_path):
-    # a process whose argv looks like the server's on port 9876, but is only a sleeper
-    fake = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
-                             "vllm.entrypoints.openai.api_server", "--port", "9876"])
+    from test_server_start import ENTRYPOINT, entrypoint_package, exec_done
+
+    # a sleeper whose argv is the server's on port 9876 (`python -m` the entrypoint module)
+    fake = subprocess.Popen([sys.executable, "-m", ENTRYPOINT, "--port", "9876", "--delay",
+                             "60"], cwd=entrypoint_package(tmp_path / "pkgs"))
+    # the module named as a mere argument is not the server's entrypoint
+    named = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", ENTRYPOINT,
+                              "--port", "9876"])
     try:
-        for _ in range(100):  # until the child has exec'd (its argv is the parent's before)
-            if b"api_server" in Path(f"/proc/{fake.pid}/cmdline").read_bytes():
-                break
-            time.sleep(0.05)
+        exec_done(fake, b"api_server")
+        exec_done(named, b"sleep")
         assert server.is_our_server(fake.pid, 9876)
         assert not server.is_our_server(fake.pid, 9877)
+        assert not server.is_our_server(named.pid, 9876)
         (tmp_path / "vllm-9876.pid").write_text("not a pid\n")
         assert server.stop_server(Settings(home=tmp_path, port=9876)) is False
         assert fake.poll() is None
     finally:
-        fake.kill()
-        fake.wait()
+        for proc in (fake, named):
+            proc.kill()
+            proc.wait()

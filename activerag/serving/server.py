@@ -18,9 +18,11 @@ import httpx
 
 from activerag.errors import ActiveRagError, LMServerUnreachable, ModelFileMissing
 from activerag.serving.catalogue import DEFAULT_MODEL, CatalogueModel, available_gb, check_fits
+from activerag.serving.ports import listening, read_pid_file, start_lock, start_time
 from activerag.settings import Settings
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+ENTRYPOINT = "vllm.entrypoints.openai.api_server"
 
 
 def _log(msg: str) -> None:
@@ -137,6 +139,22 @@ def _pid_file(settings: Settings) -> Path:
     return settings.home / f"vllm-{settings.port}.pid"
 
 
+def _refuse_taken_port(settings: Settings) -> None:
+    """Refuse to start on settings.port while a live server of ours (per its pid file) or any
+    other process holds it without answering: vLLM would fail to bind, and the holder's
+    answers would pass for ours."""
+    named = read_pid_file(_pid_file(settings))
+    if named is not None and is_our_server(named[0], settings.port, named[1]):
+        raise ActiveRagError(
+            f"the vLLM server activerag started on port {settings.port} (pid {named[0]}) runs "
+            "but does not answer yet; wait for it, or stop it with activerag serve --stop "
+            f"--port {settings.port}")
+    if listening(settings.host, settings.port):
+        raise ActiveRagError(
+            f"another process listens on {settings.host}:{settings.port} and does not answer as "
+            "an OpenAI-compatible server; stop it or serve on another --port")
+
+
 def server_models(base_url: str, timeout: float = 5.0) -> list[str]:
     """Ids of the models an OpenAI-compatible server serves; raise if it does not answer."""
     try:
@@ -152,16 +170,20 @@ def server_models(base_url: str, timeout: float = 5.0) -> list[str]:
 
 def wait_until_ready(base_url: str, proc: subprocess.Popen[bytes] | None, log: Path,
                      timeout: float = 600.0) -> list[str]:
-    """Poll the server until it lists its models; fail early if the process dies."""
+    """Poll the server until it lists its models; fail early if the process dies (also
+    once it answered: then another process answered in its place)."""
     start = time.monotonic()
     while time.monotonic() - start < timeout:
+        try:
+            models = server_models(base_url, timeout=2.0)
+        except LMServerUnreachable:
+            models = []
         if proc is not None and proc.poll() is not None:
             tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
             raise ActiveRagError(f"vLLM exited with code {proc.returncode}; log tail:\n{tail}")
-        try:
-            return server_models(base_url, timeout=2.0)
-        except LMServerUnreachable:
-            time.sleep(1.0)
+        if models:
+            return models
+        time.sleep(1.0)
     raise LMServerUnreachable(f"vLLM did not become ready within {timeout:.0f}s; see {log}")
 
 
@@ -178,7 +200,7 @@ def vllm_command(model_dir: Path, settings: Settings, max_model_len: int, gpu: b
                  served_name: str | None) -> list[str]:
     """The command line that starts vLLM's OpenAI-compatible server."""
     cmd = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
+        sys.executable, "-m", ENTRYPOINT,
         "--model", str(model_dir),
         "--host", settings.host, "--port", str(settings.port),
         "--max-model-len", str(max_model_len),
@@ -207,10 +229,22 @@ def start_server(settings: Settings, model_dir: Path | None = None,
     """Start vLLM on settings.host:port unless it already answers; return the base URL.
 
     Without MODEL_DIR it serves the catalogue MODEL (fetched and converted once), at that
-    model's context length unless MAX_MODEL_LEN says otherwise."""
-    base_url = f"http://{settings.host}:{settings.port}/v1"
+    model's context length unless MAX_MODEL_LEN says otherwise. One start per port at a time
+    (`start_lock`); it waits on the process it started only."""
     if model_dir is None:
         served_name = served_name or model.served_name
+    reused = _answering(settings, served_name)
+    if reused:
+        return reused
+    with start_lock(settings.home, settings.port):
+        return _answering(settings, served_name) or _start(
+            settings, model_dir, max_model_len, served_name, timeout, model)
+
+
+def _answering(settings: Settings, served_name: str | None) -> str | None:
+    """The base URL of settings.port when a server answers there already (refused when it
+    serves another model than SERVED_NAME); None when none answers."""
+    base_url = f"http://{settings.host}:{settings.port}/v1"
     try:
         models = server_models(base_url, timeout=2.0)
     except LMServerUnreachable:
@@ -222,6 +256,13 @@ def start_server(settings: Settings, model_dir: Path | None = None,
                                  "another --port")
         _log(f"a server already answers at {base_url} serving {models}")
         return base_url
+    return None
+
+
+def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None,
+           served_name: str | None, timeout: float, model: CatalogueModel) -> str:
+    _refuse_taken_port(settings)
+    base_url = f"http://{settings.host}:{settings.port}/v1"
     try:
         import vllm  # noqa: F401
     except ImportError as exc:
@@ -246,7 +287,7 @@ def start_server(settings: Settings, model_dir: Path | None = None,
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)
-    _pid_file(settings).write_text(f"{proc.pid}\n{settings.port}\n")
+    _pid_file(settings).write_text(f"{proc.pid}\n{settings.port}\n{start_time(proc.pid)}\n")
     try:
         models = wait_until_ready(base_url, proc, log, timeout)
     except ActiveRagError:
@@ -268,15 +309,19 @@ def managed_ports(settings: Settings) -> list[int]:
     return sorted(ports)
 
 
-def is_our_server(pid: int, port: int) -> bool:
-    """Whether process PID is a vLLM server on PORT: a pid file left by a server that is gone
-    (a reboot, a kill -9) may name an unrelated process by now, which must not be stopped."""
+def is_our_server(pid: int, port: int, started: int | None = None) -> bool:
+    """Whether process PID is a vLLM server on PORT (`python -m ENTRYPOINT ... --port PORT`)
+    that started at STARTED: a pid file left by a server that is gone (a reboot, a kill -9) may
+    name an unrelated process by now, which must not be stopped. STARTED None (a two-line pid
+    file of an older activerag) lets the command line alone decide."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return (any(b"vllm" in a for a in argv) and b"--port" in argv
-            and argv[argv.index(b"--port") + 1:][:1] == [str(port).encode()])
+    module = ENTRYPOINT.encode()
+    return (module in argv and argv.index(module) > 0 and argv[argv.index(module) - 1] == b"-m"
+            and b"--port" in argv and argv[argv.index(b"--port") + 1:][:1] == [str(port).encode()]
+            and (started is None or start_time(pid) == started))
 
 
 def stop_server(settings: Settings, timeout: float = 30.0) -> bool:
@@ -285,12 +330,12 @@ def stop_server(settings: Settings, timeout: float = 30.0) -> bool:
     pid_file = _pid_file(settings)
     if not pid_file.exists():
         return False
-    try:
-        pid = int(pid_file.read_text().split()[0])
-    except (ValueError, IndexError):
+    named = read_pid_file(_pid_file(settings))
+    if named is None:
         pid_file.unlink()
         return False
-    if not is_our_server(pid, settings.port):
+    pid, started = named
+    if not is_our_server(pid, settings.port, started):
         _log(f"{pid_file} names process {pid}, which is not a vLLM server on port "
              f"{settings.port} (a stale file); removed it and stopped nothing")
         pid_file.unlink()

@@ -1,0 +1,151 @@
+"""`activerag serve` on one port, twice at once, and pid files that name the wrong process:
+small stand-in servers (a Python HTTP server answering /v1/models) in place of vLLM."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from activerag.errors import ActiveRagError
+from activerag.serving import ports, server
+from activerag.settings import Settings
+
+ENTRYPOINT = "vllm.entrypoints.openai.api_server"
+STAND_IN = """
+import http.server, json, sys, time
+time.sleep(float(sys.argv[sys.argv.index("--delay") + 1]))
+class H(http.server.BaseHTTPRequestHandler):
+    def _ok(self):
+        body = json.dumps({"data": [{"id": "stand-in"}]}).encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(body)))
+        self.end_headers(); self.wfile.write(body)
+    do_GET = do_POST = _ok
+    def log_message(self, *a): pass
+port = int(sys.argv[sys.argv.index("--port") + 1])
+http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def entrypoint_package(root: Path) -> Path:
+    """A folder holding a stand-in `vllm.entrypoints.openai.api_server` module, so that a
+    sleeper's argv reads `python -m vllm.entrypoints.openai.api_server` as a server's does."""
+    pkg = root / "vllm" / "entrypoints" / "openai"
+    pkg.mkdir(parents=True)
+    for d in (root / "vllm", root / "vllm" / "entrypoints", pkg):
+        (d / "__init__.py").write_text("")
+    (pkg / "api_server.py").write_text(STAND_IN)
+    return root
+
+
+def exec_done(proc: subprocess.Popen, marker: bytes) -> None:
+    for _ in range(100):  # until the child has exec'd (its argv is the parent's before)
+        if marker in Path(f"/proc/{proc.pid}/cmdline").read_bytes():
+            return
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def stand_in_vllm(tmp_path, monkeypatch):
+    """start_server launches the stand-in (answering after --delay 1 s) instead of vLLM."""
+    root = entrypoint_package(tmp_path / "pkgs")
+    monkeypatch.setitem(sys.modules, "vllm", types.ModuleType("vllm"))
+    monkeypatch.setenv("PYTHONPATH", str(root))
+
+    def command(model_dir, settings, max_model_len, gpu, served_name):
+        return [sys.executable, "-m", ENTRYPOINT, "--port", str(settings.port), "--delay", "1"]
+
+    monkeypatch.setattr(server, "vllm_command", command)
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    (model_dir / "config.json").write_text("{}")
+    return model_dir
+
+
+def test_a_second_serve_on_a_port_being_started_is_refused_and_the_first_keeps_its_pid_file(
+        tmp_path, stand_in_vllm, allow_port):
+    settings = Settings(home=tmp_path / "home", port=free_port(), host="127.0.0.1")
+    allow_port(settings.port)
+    first: dict = {}
+    thread = threading.Thread(target=lambda: first.update(
+        url=server.start_server(settings, stand_in_vllm, 512, timeout=30)))
+    thread.start()
+    pid_file = tmp_path / "home" / f"vllm-{settings.port}.pid"
+    try:
+        for _ in range(200):
+            if pid_file.exists():
+                break
+            time.sleep(0.02)
+        pid = int(pid_file.read_text().split()[0])
+        with pytest.raises(ActiveRagError, match=r"another activerag serve.*starting.*--port"):
+            server.start_server(settings, stand_in_vllm, 512, timeout=30)
+        thread.join(30)
+        assert first["url"].endswith(f":{settings.port}/v1")
+        assert int(pid_file.read_text().split()[0]) == pid
+        assert server.is_our_server(pid, settings.port, ports.start_time(pid))
+        # started and answering: a later serve reuses it and leaves its pid file alone
+        assert server.start_server(settings, stand_in_vllm, 512) == first["url"]
+        assert int(pid_file.read_text().split()[0]) == pid
+    finally:
+        thread.join(30)
+        stopped = server.stop_server(settings)
+        for started in stand_ins(settings.port):  # a bug must not leave ours running
+            os.killpg(started, signal.SIGKILL)
+    assert stopped
+
+
+def stand_ins(port: int) -> list[int]:
+    """The stand-in servers on PORT still running (this test's own: ports are free ones)."""
+    mine = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if ENTRYPOINT.encode() in argv and b"--delay" in argv and str(port).encode() in argv:
+            mine.append(int(proc.name))
+    return mine
+
+
+def test_a_process_with_vllm_in_an_argument_and_the_port_is_not_a_server():
+    notebook = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                                 "--port", "8765", "--notebook-dir", "/home/me/vllm-experiments"])
+    try:
+        exec_done(notebook, b"notebook")
+        assert not server.is_our_server(notebook.pid, 8765)
+    finally:
+        notebook.kill()
+        notebook.wait()
+
+
+def test_a_server_is_ours_only_with_the_start_time_its_pid_file_records(tmp_path):
+    root = entrypoint_package(tmp_path)
+    fake = subprocess.Popen([sys.executable, "-m", ENTRYPOINT, "--port", "9876", "--delay",
+                             "60"], cwd=root)
+    try:
+        exec_done(fake, b"api_server")
+        started = ports.start_time(fake.pid)
+        assert started is not None and started > 0
+        assert server.is_our_server(fake.pid, 9876, started)
+        assert not server.is_our_server(fake.pid, 9876, started + 1)  # a reused pid
+        assert not server.is_our_server(fake.pid, 9877, started)
+        assert server.is_our_server(fake.pid, 9876)  # an old two-line pid file: argv decides
+        settings = Settings(home=tmp_path, port=9876)
+        (tmp_path / "vllm-9876.pid").write_text(f"{fake.pid}\n9876\n{started + 1}\n")
+        assert server.stop_server(settings) is False
+        assert fake.poll() is None
+    finally:
+        fake.kill()
+        fake.wait()
