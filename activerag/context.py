@@ -13,6 +13,7 @@ from typing import Literal, TypeVar
 
 from activerag.errors import SettingError
 from activerag.serving.catalogue import DEFAULT_MODEL, FAST_MODEL, CatalogueModel
+from activerag.serving.security import check_endpoint, check_folder
 
 
 def _env(name: str, default: str) -> str:
@@ -41,6 +42,23 @@ def finite_floats(ctx: ServingContext) -> None:
         value = getattr(ctx, f.name)
         if isinstance(value, float) and not math.isfinite(value):
             raise refuse(f.name, "be a finite number", value)
+
+
+ENDPOINTS = ("base_url", "light_base_url")
+"""Settings that name an LM server: a client must not send the runs to any URL it likes."""
+FOLDERS = ("store_dir", "query_encoder")
+"""Settings that name a folder the run opens."""
+
+
+def within_deployment(ctx: ServingContext) -> None:
+    """Refuse CTX's endpoints and folders that the deployment's ACTIVERAG_ALLOWED_BASE_URLS
+    and ACTIVERAG_STORE_ROOT leave out: the LangGraph server takes a run's context from any
+    client, so the limits hold here, where every entry point builds its context."""
+    for name in ENDPOINTS:
+        if hasattr(ctx, name):
+            check_endpoint(name, getattr(ctx, name))
+    for name in FOLDERS:
+        check_folder(name, getattr(ctx, name))
 
 
 def _attribute_docs(cls: type) -> dict[str, str]:
@@ -111,6 +129,7 @@ class ServingContext:
     def _check(self) -> None:
         finite_floats(self)
         at_least(self, 1, "k", "max_answer_tokens")
+        within_deployment(self)
 
 
 @documented

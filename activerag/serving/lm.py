@@ -26,6 +26,7 @@ from activerag.errors import (
     NoLogprobs,
     PromptTooLong,
 )
+from activerag.serving.security import api_key, auth_headers, unauthorized_error
 from activerag.settings import lm_timeout
 
 # Returns where the text should be cut (a character offset) or None to keep generating;
@@ -131,6 +132,9 @@ def _translate(exc: Exception, base_url: str, model: str,
         return busy_error(base_url, timeout or lm_timeout())
     if isinstance(exc, openai.APIConnectionError | httpx.TransportError):
         return unreachable_error(base_url, str(exc))
+    if isinstance(exc, openai.AuthenticationError) or (
+            isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code == 401):
+        return unauthorized_error(base_url)
     if isinstance(exc, openai.NotFoundError):
         return ModelMismatch(
             f"the server at {base_url} does not serve model {model!r} ({exc}); "
@@ -172,7 +176,7 @@ class VLLMClient:
         loop = asyncio.get_running_loop()
         if loop not in self._llms:
             self._llms[loop] = OpenAI(base_url=self.base_url, model=self.model,
-                                      api_key=SecretStr("EMPTY"), temperature=0.0,
+                                      api_key=SecretStr(api_key() or "EMPTY"), temperature=0.0,
                                       max_retries=0, timeout=self.timeout)
         return self._llms[loop]
 
@@ -268,7 +272,8 @@ class VLLMClient:
         """Token ids of TEXT, from vLLM's /tokenize endpoint."""
         url = self.base_url.removesuffix("/v1") + "/tokenize"
         try:
-            async with httpx.AsyncClient(timeout=self.timeout) as http:
+            async with httpx.AsyncClient(timeout=self.timeout,
+                                         headers=auth_headers()) as http:
                 resp = await http.post(url, json={"model": self.model, "prompt": text,
                                                   "add_special_tokens": False})
                 resp.raise_for_status()

@@ -29,6 +29,7 @@ from activerag.serving.lm import (
     too_long_error,
     unreachable_error,
 )
+from activerag.serving.security import auth_headers, unauthorized_error
 
 _ID_PREFIX = "token_id:"
 RETRIES = 2
@@ -128,7 +129,8 @@ class VLLMTokens:
         """One HTTP pool per event loop (a pool is bound to the loop that made it)."""
         loop = asyncio.get_running_loop()
         if loop not in self._clients:
-            self._clients[loop] = httpx.AsyncClient(timeout=self.timeout)
+            self._clients[loop] = httpx.AsyncClient(timeout=self.timeout,
+                                                    headers=auth_headers())
         return self._clients[loop]
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -151,6 +153,8 @@ class VLLMTokens:
         if resp.status_code >= 500:
             raise LMServerError(f"the LM server at {self.base_url} failed ({resp.status_code}: "
                                 f"{resp.text[:300]}); retrying may help")
+        if resp.status_code == 401:
+            raise unauthorized_error(self.base_url)
         if resp.status_code == 404:
             raise ModelMismatch(f"the server at {self.base_url} does not serve {self.model!r} "
                                 f"or has no {path} ({resp.text[:300]})")
