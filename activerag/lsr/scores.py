@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from activerag.lsr.objective import TEACHER_PROMPTS
+from activerag.nodes.prompts import neutralise
 
 
 class ScoreCache:
@@ -58,7 +59,8 @@ async def answer_logprobs(lm: Any, cache: ScoreCache, question: str, answer: str
     if todo:
         y = await lm.tokenize(" " + answer)
         prompts = await asyncio.gather(*[
-            lm.tokenize(template.format(passage=passages[i][1], question=question))
+            lm.tokenize(template.format(passage=neutralise(passages[i][1]),
+                                         question=neutralise(question)))
             for i in todo])
         scored = await asyncio.gather(*[lm.score(p, y) for p in prompts])
         for i, values in zip(todo, scored, strict=True):
