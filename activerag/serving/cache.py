@@ -1,7 +1,8 @@
 """A disk cache of LM generations, so that a rerun with a changed metric costs nothing.
 
-Identical requests (model, prompt, limits, stop strings, biases, sentence splitter) are
-served from SQLite. Wall times of a cached run are therefore not comparable to a live one.
+Identical requests (model, prompt, limits, stop strings, biases, sentence splitter) to a
+server of the same weights (the root it loaded them from, its max_model_len) are served from
+SQLite. Wall times of a cached run are therefore not comparable to a live one.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from activerag.errors import ActiveRagError
+import httpx
+
+from activerag.errors import ActiveRagError, LMServerUnreachable
 from activerag.serving.lm import LM, CutFn, Generation, Token
 from activerag.serving.token_lm import Samples
 
@@ -102,6 +105,34 @@ def _digest(**fields: Any) -> str:
                                      default=str).encode()).hexdigest()
 
 
+def served_identity(models: list[dict[str, Any]], model: str) -> dict[str, Any]:
+    """What identifies MODEL's weights among a server's /v1/models entries MODELS: the root it
+    loaded them from and its max_model_len (None for what the server does not say)."""
+    entry = next((m for m in models if m.get("id") == model), None)
+    if entry is None and len(models) == 1:
+        entry = models[0]
+    return {"root": (entry or {}).get("root"), "max_model_len": (entry or {}).get("max_model_len")}
+
+
+def served_weights(base_url: str, model: str) -> list[dict[str, Any]]:
+    """The identity (`served_identity`) of MODEL on each endpoint of the comma-separated
+    BASE_URL, once per distinct one."""
+    out: list[dict[str, Any]] = []
+    for url in [u.strip().rstrip("/") for u in base_url.split(",") if u.strip()]:
+        try:
+            resp = httpx.get(f"{url}/models", timeout=10.0)
+            resp.raise_for_status()
+            listed = resp.json().get("data", [])
+        except (httpx.HTTPError, ValueError) as exc:
+            raise LMServerUnreachable(
+                f"the LM cache asks {url}/models which weights it serves, and got no answer "
+                f"({exc!r}); start the server (activerag serve) or run without --cache") from exc
+        identity = served_identity(listed, model)
+        if identity not in out:
+            out.append(identity)
+    return out
+
+
 class CachedSampler:
     """FB-RAG's light sampler with its draws remembered by prompt and sampling settings.
 
@@ -144,13 +175,16 @@ class CachedSampler:
 
 
 class CachedLM:
-    """An LM whose generations are remembered by request."""
+    """An LM whose generations are remembered by request and served weights."""
 
-    def __init__(self, lm: LM, path: Path) -> None:
+    def __init__(self, lm: LM, path: Path, served: list[dict[str, Any]] | None = None) -> None:
         self.lm = lm
         self.model = lm.model
         self._table = _Table(path, "gen")
         self.hits = 0
+        self.served = served
+        """What identifies the weights served (`served_weights`); None: asked of the LM's
+        base_url on first use, or left out of the key for an LM that has none."""
 
     def _key(self, prompt: str, **params: Any) -> str:
         cut = params.pop("cut")
@@ -162,11 +196,16 @@ class CachedLM:
         top = getattr(self.lm, "top_logprobs", 1)
         if isinstance(top, int) and top > 1:  # only then do the tokens carry alternatives
             params["top_logprobs"] = top
+        if self.served is not None:
+            params["served"] = self.served
         return _digest(model=self.model, prompt=prompt, **params)
 
     async def generate(self, prompt: str, *, max_tokens: int, cut: CutFn | None = None,
                        stop: list[str] | None = None,
                        logit_bias: dict[int, float] | None = None) -> Generation:
+        base_url = getattr(self.lm, "base_url", None)
+        if self.served is None and isinstance(base_url, str):
+            self.served = await asyncio.to_thread(served_weights, base_url, self.model)
         key = self._key(prompt, max_tokens=max_tokens, cut=cut, stop=stop, logit_bias=logit_bias)
         data = await asyncio.to_thread(self._table.get, key)
         if data is not None:
