@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import os
 from pathlib import Path
 
@@ -20,6 +21,21 @@ def at_least_one(args: argparse.Namespace, *names: str) -> None:
         if value is not None and value < 1:
             raise ActiveRagError(f"--{name} must be at least 1, got {value}; give a positive "
                                  "number")
+
+
+def gguf_dir(settings: Settings, gguf: Path) -> Path:
+    """Where GGUF is converted: models/gguf-<its sha256's first 16 hex digits>, so two files
+    of one name never share a conversion, and one file under two names is converted once."""
+    from activerag.errors import ModelFileMissing
+
+    if not gguf.is_file():
+        raise ModelFileMissing(f"GGUF file {gguf} does not exist or is not a file; pass an "
+                               "existing .gguf file")
+    digest = hashlib.sha256()
+    with open(gguf, "rb") as src:
+        while block := src.read(1 << 20):
+            digest.update(block)
+    return settings.models / f"gguf-{digest.hexdigest()[:16]}"
 
 
 def serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -40,7 +56,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     model_dir = Path(args.model_dir) if args.model_dir else None
     if args.gguf:
         gguf = Path(args.gguf)
-        model_dir = settings.models / gguf.stem
+        model_dir = gguf_dir(settings, gguf)
         if not (model_dir / "config.json").exists():
             server.convert_gguf(gguf, model_dir)
     url = server.start_server(settings, model_dir, args.max_model_len, args.served_name,
