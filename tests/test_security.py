@@ -6,7 +6,7 @@ from fakeserver import FakeServer, _Handler
 
 from activerag.errors import ActiveRagError, SettingError
 from activerag.serving.lm import VLLMClient
-from activerag.serving.security import api_key_args, auth_headers
+from activerag.serving.security import api_key_env, auth_headers
 from activerag.serving.token_lm import VLLMTokens
 
 
@@ -18,25 +18,25 @@ def no_key(monkeypatch):
 @pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0", "10.1.2.3", "example.org", ""])
 def test_a_set_key_is_passed_to_vllm_for_any_host(monkeypatch, host):
     monkeypatch.setenv("ACTIVERAG_API_KEY", "s3cret")
-    assert api_key_args(host) == ["--api-key", "s3cret"]
+    assert api_key_env(host) == {"VLLM_API_KEY": "s3cret"}
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "localhost", "::1", "LOCALHOST"])
 def test_a_loopback_server_needs_no_key(no_key, host):
-    assert api_key_args(host) == []
+    assert api_key_env(host) == {}
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "10.1.2.3", "example.org", ""])
 def test_a_server_other_hosts_can_reach_is_refused_without_a_key(no_key, host):
     with pytest.raises(SettingError, match="set ACTIVERAG_API_KEY"):
-        api_key_args(host)
+        api_key_env(host)
 
 
 def test_a_blank_key_counts_as_none(monkeypatch):
     monkeypatch.setenv("ACTIVERAG_API_KEY", "  ")
     assert auth_headers() == {}
     with pytest.raises(SettingError):
-        api_key_args("0.0.0.0")
+        api_key_env("0.0.0.0")
 
 
 def test_the_header_carries_the_key(monkeypatch):

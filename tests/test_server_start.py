@@ -149,3 +149,30 @@ def test_a_server_is_ours_only_with_the_start_time_its_pid_file_records(tmp_path
     finally:
         fake.kill()
         fake.wait()
+
+
+def test_the_api_key_reaches_the_server_by_its_environment_not_its_command_line(
+        tmp_path, stand_in_vllm, allow_port, monkeypatch):
+    monkeypatch.setenv("ACTIVERAG_API_KEY", "s3cret-key")
+    settings = Settings(home=tmp_path / "home", port=free_port(), host="127.0.0.1")
+    allow_port(settings.port)
+    try:
+        server.start_server(settings, stand_in_vllm, 512, timeout=30)
+        pid = int((tmp_path / "home" / f"vllm-{settings.port}.pid").read_text().split()[0])
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        assert b"VLLM_API_KEY=s3cret-key" in environ
+        assert b"s3cret-key" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    finally:
+        server.stop_server(settings)
+        for started in stand_ins(settings.port):
+            os.killpg(started, signal.SIGKILL)
+
+
+def test_a_server_other_machines_reach_is_not_started_without_a_key(
+        tmp_path, stand_in_vllm, monkeypatch):
+    monkeypatch.delenv("ACTIVERAG_API_KEY", raising=False)
+    settings = Settings(home=tmp_path / "home", port=free_port(), host="0.0.0.0")
+    with pytest.raises(ActiveRagError, match="ACTIVERAG_API_KEY"):
+        server.start_server(settings, stand_in_vllm, 512, timeout=30)
+    assert not (tmp_path / "home" / f"vllm-{settings.port}.pid").exists()
+    assert stand_ins(settings.port) == []

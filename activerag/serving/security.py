@@ -12,7 +12,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 from activerag.errors import ActiveRagError, SettingError
 
 API_KEY = "ACTIVERAG_API_KEY"
-"""The key vLLM is started with (--api-key) and every client sends as a bearer token."""
+"""The key vLLM is started with (as VLLM_API_KEY) and every client sends as a bearer token."""
 ALLOWED_BASE_URLS = "ACTIVERAG_ALLOWED_BASE_URLS"
 """Comma-separated URL prefixes; set, every LM endpoint a run names must lie under one."""
 STORE_ROOT = "ACTIVERAG_STORE_ROOT"
@@ -47,17 +47,17 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def api_key_args(host: str) -> list[str]:
-    """vLLM's arguments for the API key, for a server bound to HOST: ["--api-key", KEY] when
-    ACTIVERAG_API_KEY is set; none for a loopback HOST without one; a HOST other machines can
-    reach (0.0.0.0, an interface's address, a name) without a key is refused, since anyone who
-    reaches it could use the model. vLLM also reads VLLM_API_KEY, which keeps the key out of
-    the process list."""
+def api_key_env(host: str) -> dict[str, str]:
+    """The environment that gives vLLM its API key, for a server bound to HOST:
+    {"VLLM_API_KEY": KEY} when ACTIVERAG_API_KEY is set (the environment, not --api-key, keeps
+    the key out of the process list); none for a loopback HOST without one; a HOST other
+    machines can reach (0.0.0.0, an interface's address, a name) without a key is refused,
+    since anyone who reaches it could use the model."""
     key = api_key()
     if key:
-        return ["--api-key", key]
+        return {"VLLM_API_KEY": key}
     if _loopback(host):
-        return []
+        return {}
     raise SettingError(f"the LM server would listen on {host or 'every interface'!r} with no "
                        f"API key, open to anyone who reaches it; set {API_KEY} (the clients "
                        "send it too), or bind it to 127.0.0.1")

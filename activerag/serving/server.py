@@ -19,6 +19,7 @@ import httpx
 from activerag.errors import ActiveRagError, LMServerUnreachable, ModelFileMissing
 from activerag.serving.catalogue import DEFAULT_MODEL, CatalogueModel, available_gb, check_fits
 from activerag.serving.ports import listening, read_pid_file, start_lock, start_time
+from activerag.serving.security import api_key_env, auth_headers, unauthorized_error
 from activerag.settings import Settings
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
@@ -158,7 +159,10 @@ def _refuse_taken_port(settings: Settings) -> None:
 def server_models(base_url: str, timeout: float = 5.0) -> list[str]:
     """Ids of the models an OpenAI-compatible server serves; raise if it does not answer."""
     try:
-        resp = httpx.get(f"{base_url.rstrip('/')}/models", timeout=timeout)
+        resp = httpx.get(f"{base_url.rstrip('/')}/models", timeout=timeout,
+                         headers=auth_headers())
+        if resp.status_code == 401:
+            raise unauthorized_error(base_url)
         resp.raise_for_status()
     except httpx.HTTPError as exc:
         raise LMServerUnreachable(
@@ -192,7 +196,7 @@ def warm_up(base_url: str, model: str) -> None:
     httpx.post(
         f"{base_url.rstrip('/')}/completions",
         json={"model": model, "prompt": "Hello", "max_tokens": 4, "logprobs": 1},
-        timeout=120.0,
+        timeout=120.0, headers=auth_headers(),
     ).raise_for_status()
 
 
@@ -231,6 +235,7 @@ def start_server(settings: Settings, model_dir: Path | None = None,
     Without MODEL_DIR it serves the catalogue MODEL (fetched and converted once), at that
     model's context length unless MAX_MODEL_LEN says otherwise. One start per port at a time
     (`start_lock`); it waits on the process it started only."""
+    api_key_env(settings.host)  # a server others can reach needs a key, reused or not
     if model_dir is None:
         served_name = served_name or model.served_name
     reused = _answering(settings, served_name)
@@ -282,6 +287,7 @@ def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None
     env = {**os.environ, **OFFLINE_ENV, "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
     if not gpu:
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    env.update(api_key_env(settings.host))
     cmd = vllm_command(model_dir, settings, max_model_len, gpu, served_name)
     _log(f"starting vLLM ({'GPU' if gpu else 'CPU'}): log in {log}")
     with open(log, "wb") as out:
