@@ -66,6 +66,22 @@ if (RUNS / "2wiki-family-n50" / "summary.json").exists():
         "tokens, 4 questions at a time; p: paired bootstrap against flare)\n\n"
         + markdown_table(summary))
     print((OUT / "2wiki-all-methods-n50.md").read_text())
+# The demo set on the default model: flare_combined (the question's documents kept in every
+# step, Table 9) beside the main demo run's flare, single and none, per kind of question.
+if all((RUNS / name / "examples.jsonl").exists() for name in ("demo-n48", "demo-n48-combined")):
+    rows = Run(RUNS / "demo-n48").rows() + Run(RUNS / "demo-n48-combined").rows()
+    order = ["flare_combined", "flare", "single", "none"]
+    parts = [("all 48 questions", rows)] + [
+        (f"{kind} (n=24)", [r for r in rows if r.get("group") == kind])
+        for kind in ("one-hop", "two-hop")]
+    text = ("### The demo set on Qwen2.5-Coder-0.5B-Instruct: flare_combined beside flare, "
+            "single and none (the library's exemplar, BM25 k=2, θ=0.8, β=0.4, answers capped "
+            "at 128 tokens; p: paired bootstrap against flare_combined)\n")
+    for label, part in parts:
+        text += f"\n#### {label}\n\n" + markdown_table(summarise_methods(part, order))
+    (OUT / "demo-n48-combined.md").write_text(text)
+    print(text)
+
 # REPLUG over the dense store: MiniLM's own query encoder against the LSR-trained one, on the
 # same 50 questions as the BM25 REPLUG run (p: paired bootstrap against REPLUG-LSR).
 LSR_RUNS = {"2wiki-replug-lsr-vote-n50": "-LSR", "2wiki-replug-dense-vote-n50": " (MiniLM)"}
