@@ -2,7 +2,8 @@
 # The exact commands behind results/: 2WikiMultihopQA dev (file order) with the paper's exemplars,
 # each exemplar carrying the 2 documents BM25 retrieves with its own question (Table 7), BM25 over
 # the 6,119-paragraph 2Wiki corpus, k=2, θ=0.8, β=0.4, the last retrieved documents kept in later
-# prompts (the authors' code), SmolLM2-135M-Instruct on vLLM (CPU, float32, --max-model-len 4096),
+# prompts (the authors' code), the default model (Qwen2.5-Coder-0.5B-Instruct since issue #18;
+# tables not yet re-run say SmolLM2-135M-Instruct) on vLLM (CPU, float32, --max-model-len 4096),
 # one answer cap for every method (128 tokens; each unit also stops at a blank line or a new
 # "Question:", and the answer ends with its "So the answer is" sentence), 4 questions at a time
 # on a 2-core machine.
@@ -20,6 +21,9 @@ activerag eval --dataset 2wiki "${COMMON[@]}" --n 200 --methods flare,single,non
 activerag ingest --demo --store runs/demo-store
 activerag eval --dataset demo --store runs/demo-store --max-answer-tokens 128 --concurrency 4 \
   --n 48 --methods flare,single,none --run runs/demo-n48
+# ... and flare_combined on the same questions (results/demo-n48-combined.md, by collect.py).
+activerag eval --dataset demo --store runs/demo-store --max-answer-tokens 128 --concurrency 4 \
+  --n 48 --methods flare_combined --run runs/demo-n48-combined
 # β (Table 5) with per-token masking, whole-word masking, and whole-word masking that keeps the
 # question's words; requests identical to the main run's come from the cache (β=0.4 per token).
 activerag sweep beta --dataset 2wiki "${COMMON[@]}" --n 100 --cache --out runs/sweeps
