@@ -60,6 +60,9 @@ METHODS: dict[str, tuple[Any, dict[str, Any]]] = {
     # when single's answer is unsure (graphs/apps.py)
     "app": (app_graph, {}),
 }
+OWN_GRAPHS = frozenset(id(g) for g, _ in METHODS.values())
+"""The graphs above, which make their LM clients from the run's context (by id: one built
+with its own LM, as a test's, is not among them)."""
 FB_RAG_GRAPHS = (fb_rag_graph, long_context_graph, vanilla_rag_graph, op_rag_graph,
                  self_route_graph)
 # The settings every family shares, carried from the run's FLARE context to REPLUG's.

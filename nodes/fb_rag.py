@@ -29,6 +29,7 @@ from activerag.nodes.parts import Parts, _lm
 from activerag.nodes.prompts import PromptFormat, neutralise, render
 from activerag.nodes.question import checked_question
 from activerag.serving import cache
+from activerag.serving.catalogue import FAST_MODEL
 from activerag.serving.token_lm import Sampler, Samples, TokenLM, VLLMTokens, context_window_of
 from activerag.state import ChunkInfo, FBRagState
 
@@ -161,12 +162,12 @@ async def named(call: Awaitable[T], who: str, url: str) -> T:
     try:
         return await call
     except LMServerUnreachable as exc:
-        start = ("activerag serve" if who == "light sampler"
-                 else "activerag serve --model gemma-3-270m")
-        field = "light_base_url" if who == "light sampler" else "base_url"
+        light = who == "light sampler"
+        start = f"activerag serve --model {FAST_MODEL.key}" if light else "activerag serve"
+        where = ("light_base_url (--light-url)" if light else "base_url (--strong-url)")
         raise LMServerUnreachable(
             f"FB-RAG's {who} at {url} does not answer ({str(exc).split(';')[0]}); start it with "
-            f"`{start}`, or set {field} to a running server") from exc
+            f"`{start}`, or set {where} to a running server's URL") from exc
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import hashlib
 import os
 from pathlib import Path
 
+from activerag.cli.endpoints import check_endpoints, needed, warn_unused
 from activerag.cli.options import fb_context, flare_context
 from activerag.errors import ActiveRagError
 from activerag.settings import Settings
@@ -102,9 +103,12 @@ def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
         from activerag.serving import cache
 
         cache.enable_samples(settings.home / "lm-cache.sqlite")
+    warn_unused(args, methods)
     examples = load_dataset(args.dataset, args.n)
     run_dir = Path(args.run or f"runs/{args.dataset.replace('/', '_')}-{'-'.join(methods)}")
     runs = evaluate.method_runs(methods, flare_context(args, settings), fb_context(args, settings))
+    long = any(example.context for example in examples)
+    check_endpoints(point for name in methods for point in needed(name, runs[name][1], long))
     result = asyncio.run(evaluate.evaluate(evaluate.Run(run_dir), args.dataset, runs, examples,
                                            args.concurrency,
                                            metrics_url=runs[methods[0]][1].base_url))

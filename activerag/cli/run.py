@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from activerag.cli.endpoints import check_endpoints, needed, warn_unused
 from activerag.cli.options import fb_context, flare_context
 from activerag.errors import ActiveRagError
 from activerag.evaluation.report import format_stage, format_step
@@ -77,6 +78,8 @@ async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]
     if getattr(args, "html", None):
         check_page_target(Path(args.html))
     graph, ctx = method(args.method, flare_context(args, settings), fb_context(args, settings))
+    warn_unused(args, [args.method])
+    check_endpoints(needed(args.method, ctx, "context" in given))
     record = None
     if getattr(args, "html", None):
         from activerag.page import RunRecord, settings_of
