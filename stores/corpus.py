@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import threading
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from activerag.errors import CorpusError
 from activerag.sentences import SentenceSplitter, save_punkt, train_punkt
 from activerag.stores.base import Store, StoreRetriever
 from activerag.stores.bm25 import BM25Store
-from activerag.stores.documents import ReadReport, check_max_words, read_corpus
+from activerag.stores.documents import FORMATS, ReadReport, check_max_words, read_corpus
 
 RetrieverKind = Literal["bm25", "chroma"]
 
@@ -92,8 +93,11 @@ class Corpus:
         """A LangChain retriever over one of the stores; QUERY_ENCODER (a folder) searches the
         dense store with a trained query tower instead of the collection's own encoder."""
         if len(self.bm25) == 0:
-            raise CorpusError(f"the corpus at {self.path} is empty; run `activerag ingest PATH` "
-                              "(or `activerag ingest --demo`) first")
+            folder = shlex.quote(str(self.path))
+            state = "does not exist" if not self.path.exists() else "holds no corpus"
+            raise CorpusError(f"the store folder {self.path} {state}; fill it with `activerag "
+                              f"ingest CORPUS --store {folder}` (or `activerag ingest --demo "
+                              f"--store {folder}`), or name another store with --store")
         if query_encoder:
             if kind != "chroma":
                 raise CorpusError("a query encoder searches the dense store; add "
@@ -124,22 +128,24 @@ class Corpus:
         bar = tqdm(desc=f"ingest {source.name}", unit=" passages", disable=not progress,
                    file=sys.stderr)
         added_bm25 = added_chroma = passages = 0
-        for doc in read_corpus(source, max_words, report):
-            docs.append(doc)
-            passages += 1
-            bar.update(1)
-            if len(docs) >= batch:
-                a, b = self._add(docs, dense)
-                added_bm25, added_chroma = added_bm25 + a, added_chroma + b
-                docs = []
-        a, b = self._add(docs, dense)
-        added_bm25, added_chroma = added_bm25 + a, added_chroma + b
-        bar.close()
+        try:  # an error is printed below the bar, not on its line
+            for doc in read_corpus(source, max_words, report):
+                docs.append(doc)
+                passages += 1
+                bar.update(1)
+                if len(docs) >= batch:
+                    a, b = self._add(docs, dense)
+                    added_bm25, added_chroma = added_bm25 + a, added_chroma + b
+                    docs = []
+            a, b = self._add(docs, dense)
+            added_bm25, added_chroma = added_bm25 + a, added_chroma + b
+        finally:
+            bar.close()
         if passages == 0:
             raise CorpusError(
                 f"{source} holds no usable passages ({report.skipped} malformed or non-UTF-8 rows"
                 + (f", e.g. {report.problems[0]}" if report.problems else "")
-                + "); expected jsonl with a 'text' field, DPR tsv (id, text, title), txt or md"
+                + f"); {FORMATS}"
             )
         self.path.mkdir(parents=True, exist_ok=True)
         if added_bm25 or not self.bm25.indexed:

@@ -18,6 +18,13 @@ from activerag.errors import CorpusError
 TEXT_KEYS = ("text", "contents", "content", "paragraph_text", "page_content", "body")
 TITLE_KEYS = ("title", "name", "heading")
 SUFFIXES = {".jsonl", ".json", ".tsv", ".txt", ".md"}
+"""The extensions read, in any case (.JSONL too)."""
+FORMATS = ("a corpus is .jsonl (one JSON object a line with a 'text' field, or one of "
+           + ", ".join(repr(k) for k in TEXT_KEYS[1:]) + ", and an optional 'title'), .json "
+           "(a list of such objects), .tsv (DPR's columns id, text, title, or a header row "
+           "naming 'text' and 'title'), or .txt/.md (passages between blank lines, titled by "
+           "the file's name or a .md heading)")
+"""What each accepted file must hold, for the errors that refuse one."""
 _WORD = re.compile(r"\S+")
 _SENT_END = re.compile(r"(?<=[.!?])\s+")
 csv.field_size_limit(sys.maxsize)
@@ -227,7 +234,7 @@ def _records_text(path: Path, report: ReadReport) -> Iterator[tuple[str, str]]:
         if bad is not None:
             report.skip(f"{path.name}:{start + bad[0]}", bad[1])
             continue
-        if path.suffix == ".md" and block.startswith("#"):
+        if path.suffix.lower() == ".md" and block.startswith("#"):
             heading, _, rest = block.partition("\n")
             title = heading.lstrip("#").strip() or title
             block = rest.strip()
@@ -240,12 +247,12 @@ def corpus_files(path: Path) -> list[Path]:
     if not path.exists():
         raise CorpusError(f"corpus path {path} does not exist; pass a file or a folder")
     if path.is_file():
-        if path.suffix not in SUFFIXES:
-            raise CorpusError(f"{path} is not one of {sorted(SUFFIXES)}; convert it to jsonl")
+        if path.suffix.lower() not in SUFFIXES:
+            raise CorpusError(f"{path} is not one of {sorted(SUFFIXES)}; convert it: {FORMATS}")
         return [path]
-    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
     if not files:
-        raise CorpusError(f"{path} holds no {sorted(SUFFIXES)} files")
+        raise CorpusError(f"{path} holds no {sorted(SUFFIXES)} files; {FORMATS}")
     return files
 
 
@@ -262,7 +269,7 @@ def read_corpus(path: Path, max_words: int = 120,
                ".txt": _records_text, ".md": _records_text}
     files = corpus_files(path)
     for file in files:
-        records = readers[file.suffix](file, report)
+        records = readers[file.suffix.lower()](file, report)
         while True:
             try:
                 title, text = next(records)
