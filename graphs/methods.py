@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import fields, replace
 from typing import Any
 
@@ -69,13 +70,24 @@ FB_RAG_GRAPHS = (fb_rag_graph, long_context_graph, vanilla_rag_graph, op_rag_gra
 _SERVING = [f.name for f in fields(ServingContext) if f.name != "k"]
 
 
+def unknown_method_error(names: list[str]) -> ActiveRagError:
+    """The error for the mistyped method NAMES: each with its nearest known names, then all."""
+    said = []
+    for name in names:
+        near = difflib.get_close_matches(name, METHODS, n=3)
+        said.append(repr(name) + (f" (did you mean {' or '.join(map(repr, near))}?)"
+                                  if near else ""))
+    what = "method" if len(names) == 1 else "methods"
+    return ActiveRagError(f"unknown {what} {', '.join(said)}; choose from {', '.join(METHODS)}")
+
+
 def method(name: str, context: FlareContext,
            fb_context: FBRagContext | None = None) -> tuple[Any, ServingContext]:
     """The graph of method NAME and CONTEXT with that method's settings applied (a REPLUG
     method gets a ReplugContext with CONTEXT's endpoint, store and prompts; an FB-RAG one
     FB_CONTEXT, whose two endpoints are its own, with CONTEXT's store)."""
     if name not in METHODS:
-        raise ActiveRagError(f"unknown method {name!r}; choose from {', '.join(METHODS)}")
+        raise unknown_method_error([name])
     graph, overrides = METHODS[name]
     if graph in FB_RAG_GRAPHS:
         base = fb_context or FBRagContext(store_dir=context.store_dir)

@@ -84,7 +84,7 @@ def ingest(args: argparse.Namespace, settings: Settings) -> int:
 def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.evaluation import evaluate
     from activerag.evaluation.datasets import load_dataset
-    from activerag.graphs.methods import METHODS
+    from activerag.graphs.methods import METHODS, unknown_method_error
 
     at_least_one(args, "n", "concurrency")
     if args.rescore:
@@ -94,7 +94,7 @@ def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
-        raise ActiveRagError(f"unknown methods {unknown}; choose from {', '.join(METHODS)}")
+        raise unknown_method_error(unknown)
     if args.cache:
         from activerag.serving import cache
 
