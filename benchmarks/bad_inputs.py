@@ -1,0 +1,536 @@
+"""Bad inputs given to the real CLI, one table (issue #19): results/bad-inputs.md.
+
+    python benchmarks/bad_inputs.py [--out results/bad-inputs.md] [--jobs 2] [--keep]
+                                    [--overlong-url URL]
+
+Every case runs `activerag ...` as a process of its own, in a folder of its own with its own
+ACTIVERAG_HOME, and reads back what the user saw (stderr, else stdout), the exit code, whether
+a traceback was printed, and what changed on disk: every file under the case's folder (its
+inputs, its home, its copy of a small BM25 store, its run folder, its checkpoint file) and the
+outside paths it names is hashed (size and sha256) before and after.
+
+No case reaches a language model. Every endpoint is a port nothing listens on (DOWN), so a
+case the CLI does not refuse up front ends at "server down"; the cases whose input is read only
+after the server check (a store, a checkpoint file) are pointed at a stand-in of this script's
+(MODELS) that lists one model and refuses every other request. The overlong-prompt case needs a
+live server and sends it a full-window prompt, so it runs only with --overlong-url.
+The script exits non-zero if any row shows a traceback or a loss.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import date
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from publish import publish  # noqa: E402
+
+from activerag.demo import DEMO_CORPUS  # noqa: E402
+
+TIMEOUT = 240
+"""Seconds a case may run: a CLI start takes 15-90 s on 2 cores shared with other work."""
+QUESTION = "In which city was the founder of Daeselin Company born?"
+STORE_ROWS = 20
+"""Demo corpus rows in the store every store-using case starts from (BM25 only)."""
+INGEST_EXPECTED = ("store/bm25/", "store/punkt.json", "store/manifest.json")
+"""What a successful ingest rewrites in place: the BM25 index, Punkt, the manifest."""
+
+Arg = str | bytes
+Snapshot = dict[str, tuple[int, str]]
+
+
+@dataclass
+class Case:
+    name: str
+    args: Callable[[Path, str], list[Arg]]
+    """The CLI's arguments, given the case folder and a URL nothing listens on."""
+    prepare: Callable[[Path], None] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    store: bool = False
+    """Start from a copy of the small store, in the case folder's store/."""
+    rewrites: tuple[str, ...] = ()
+    """Paths (prefixes, relative to the case folder) a successful run may rewrite."""
+    outside: tuple[str, ...] = ()
+    """Paths outside the case folder that the case names, watched too."""
+    check: Callable[[Path, subprocess.CompletedProcess[bytes]], str] | None = None
+    """What the case must have done beyond not failing: "" when it did, else the loss."""
+    skip: str = ""
+    """Why the case is not run ("": it is)."""
+
+
+@dataclass
+class Row:
+    case: str
+    command: str
+    sees: str
+    code: int | str
+    traceback: bool
+    disk: str
+    lost: bool
+
+
+# -- inputs ------------------------------------------------------------------------------------
+
+def jsonl(rows: list[dict[str, object]]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+GOOD_ROWS = [{"title": "Quorvel Harbour", "text": "Quorvel Harbour is a port town in Sivania."},
+             {"title": "Mirelda Vance", "text": "Mirelda Vance was born in Quorvel Harbour."}]
+
+
+def write(name: str, data: str | bytes) -> Callable[[Path], None]:
+    def prepare(d: Path) -> None:
+        path = d / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, bytes):
+            path.write_bytes(data)
+        else:
+            path.write_text(data, encoding="utf-8")
+    return prepare
+
+
+def long_text(words: int) -> str:
+    lines = [json.loads(x)["text"] for x in DEMO_CORPUS.read_text().splitlines() if x.strip()]
+    out: list[str] = []
+    while len(out) < words:
+        out += " ".join(lines).split()
+    return " ".join(out[:words]) + "\n"
+
+
+def added_good_rows(d: Path, proc: subprocess.CompletedProcess[bytes]) -> str:
+    """The ingest must have added the good rows (and counted what it skipped)."""
+    out = proc.stdout.decode(errors="replace")
+    added = re.search(r"added (\d+) to BM25", out)
+    if proc.returncode != 0 or not added:
+        return f"the {len(GOOD_ROWS)} good rows were not added"
+    if int(added.group(1)) != len(GOOD_ROWS):
+        return f"{added.group(1)} of the {len(GOOD_ROWS)} good rows added"
+    if "skipped 1" not in out:
+        return "the bad row was not counted"
+    return ""
+
+
+# -- the cases ---------------------------------------------------------------------------------
+
+def ask(*extra: Arg, question: Arg = QUESTION, store: str = "d/store",
+        models: bool = False) -> Callable[[Path, str], list[Arg]]:
+    """`ask`; "d/" in a path means the case folder; MODELS: the stand-in, not DOWN."""
+    def args(d: Path, down: str) -> list[Arg]:
+        url = MODELS.url if models else down
+        return ["ask", question, *inside(d, "--store", store), "--base-url", url,
+                *inside(d, *extra)]
+    return args
+
+
+def inside(d: Path, *args: Arg) -> list[Arg]:
+    return [str(d / a[2:]) if isinstance(a, str) and a.startswith("d/") else a for a in args]
+
+
+def fb(*extra: Arg) -> Callable[[Path, str], list[Arg]]:
+    """`ask` with FB-RAG's long-context baseline, both its endpoints down."""
+    return lambda d, down: [*ask(*extra)(d, down), "--method", "long_context",
+                            "--strong-url", down, "--light-url", down]
+
+
+def ingest(name: str, *extra: str) -> Callable[[Path, str], list[Arg]]:
+    return lambda d, down: ["ingest", str(d / name), "--store", str(d / "store"), "--no-dense",
+                            *extra]
+
+
+def evaluate(*extra: str, dataset: str = "demo", n: str = "2",
+             methods: str = "none") -> Callable[[Path, str], list[Arg]]:
+    return lambda d, down: ["eval", "--dataset", str(d / dataset) if dataset != "demo"
+                            else dataset, "--methods", methods, "--n", n,
+                            "--run", str(d / "run"), "--store", str(d / "store"),
+                            "--base-url", down, *extra]
+
+
+def cases(overlong_url: str) -> list[Case]:
+    good = write("good.jsonl", jsonl(GOOD_ROWS))
+    surrogate = write("surrogate.jsonl", jsonl(GOOD_ROWS[:1]) + '{"title": "Bad", "text": '
+                      '"a lone \\ud800 surrogate"}\n' + jsonl(GOOD_ROWS[1:]))
+    nested = write("nested.jsonl", jsonl(GOOD_ROWS[:1]) + "[" * 100_000 + "]" * 100_000
+                   + "\n" + jsonl(GOOD_ROWS[1:]))
+    latin1 = write("latin1.jsonl", '{"title": "Café Olmo", "text": "Café Olmo is in Tafox."}\n'
+                   .encode("latin-1"))
+    csv = write("corpus.csv", "title,text\n" + "".join(f'{r["title"]},"{r["text"]}"\n'
+                                                         for r in GOOD_ROWS))
+    upper = write("CORPUS.JSONL", jsonl(GOOD_ROWS))
+    demo_row = json.loads(DEMO_CORPUS.parent.joinpath("demo_questions.jsonl").read_text()
+                          .splitlines()[0])
+    dup = write("dup.jsonl", jsonl([demo_row, {**demo_row, "question": "Who founded it?"}]))
+    titles = write("titles.jsonl", jsonl([{**demo_row, "gold_titles": "Daeselin Company"}]))
+
+    def garbage(d: Path) -> None:
+        (d / "threads.sqlite").write_bytes(b"this is not a SQLite database\n" * 64)
+
+    def binary(d: Path) -> None:
+        (d / "context.bin").write_bytes(bytes(range(256)) * 16)
+
+    def folder(d: Path) -> None:
+        (d / "context-dir").mkdir()
+        (d / "context-dir" / "a.txt").write_text("Sivania's capital is Tafox.\n")
+
+    def empty_store(d: Path) -> None:
+        (d / "empty-store").mkdir()
+
+    def empty_run(d: Path) -> None:
+        (d / "empty-run").mkdir()
+
+    ingest_ok = {"store": True, "rewrites": INGEST_EXPECTED}
+    return [
+        Case("question: empty", ask(question=""), store=True),
+        Case("question: blanks", ask(question="   "), store=True),
+        Case("question: zero-width only", ask(question="\u200b\u200c"), store=True),
+        Case("question: invalid UTF-8 byte in argv", ask(question=b"caf\xe9?"), store=True),
+        Case("question: unknown method", ask("--method", "flair"), store=True),
+        Case("question: method typo", ask("--method", "flare_explict"), store=True),
+        Case("setting: --theta nan", ask("--theta", "nan"), store=True),
+        Case("setting: --theta 2", ask("--theta", "2"), store=True),
+        Case("setting: --k 0", ask("--k", "0"), store=True),
+        Case("setting: --k -3", ask("--k", "-3"), store=True),
+        Case("setting: --max-answer-tokens 0", ask("--max-answer-tokens", "0"), store=True),
+        Case("setting: ACTIVERAG_PORT=abc", ask(), env={"ACTIVERAG_PORT": "abc"}, store=True),
+        Case("setting: ACTIVERAG_LM_TIMEOUT=abc", ask(), env={"ACTIVERAG_LM_TIMEOUT": "abc"},
+             store=True),
+        Case("file: --context-file binary", fb("--context-file", "d/context.bin"), binary),
+        Case("file: --context-file a folder", fb("--context-file", "d/context-dir"), folder),
+        Case("file: --context-file missing", fb("--context-file", "d/no-such.txt")),
+        Case("file: --html into a missing folder", ask("--html", "d/no-such-dir/run.html"),
+             store=True),
+        Case("store: does not exist", ask(store="/nonexistent", models=True),
+             outside=("/nonexistent",)),
+        Case("store: empty folder", ask(store="d/empty-store", models=True), empty_store),
+        Case("ingest: non-UTF-8 corpus", ingest("latin1.jsonl"), latin1, **ingest_ok),
+        Case("ingest: lone surrogate row among good rows", ingest("surrogate.jsonl"), surrogate,
+             check=added_good_rows, **ingest_ok),
+        Case("ingest: deeply nested JSON row among good rows", ingest("nested.jsonl"), nested,
+             check=added_good_rows, **ingest_ok),
+        Case("ingest: --max-words 0", ingest("good.jsonl", "--max-words", "0"), good,
+             **ingest_ok),
+        Case("ingest: --max-words -5", ingest("good.jsonl", "--max-words", "-5"), good,
+             **ingest_ok),
+        Case("ingest: corpus.csv", ingest("corpus.csv"), csv, **ingest_ok),
+        Case("ingest: CORPUS.JSONL (capital extension)", ingest("CORPUS.JSONL"), upper,
+             **ingest_ok),
+        Case("eval: --concurrency 0", evaluate("--concurrency", "0"), store=True),
+        Case("eval: --n 0", evaluate(n="0"), store=True),
+        Case("eval: --n -1", evaluate(n="-1"), store=True),
+        Case("eval: dataset with two rows of one id", evaluate(dataset="dup.jsonl"), dup,
+             store=True),
+        Case("eval: gold_titles a string", evaluate(dataset="titles.jsonl"), titles, store=True),
+        Case("eval: --rescore a folder with no run",
+             lambda d, down: ["eval", "--rescore", str(d / "empty-run")], empty_run),
+        Case("eval: --methods flair", evaluate(methods="flair"), store=True),
+        Case("server: down (`--base-url` of a port nothing listens on)", ask(), store=True),
+        Case("server: `serve --model llama-70b`", lambda d, down: ["serve", "--model",
+                                                                    "llama-70b"]),
+        Case("server: overlong prompt (20,000-word context, long_context, the running server)",
+             lambda d, down: ["ask", QUESTION, "--method", "long_context", "--context-file",
+                              str(d / "long.txt"), "--strong-url", overlong_url or "URL",
+                              "--light-url",
+                              down, "--answer-tokens", "8"],
+             write("long.txt", long_text(20_000)),
+             skip="" if overlong_url else
+             "not run: the reader cuts the prompt in the middle to fit the window "
+             "(nodes/fb_rag.py `fit`), so this sends the shared CPU server a ~4,000-token prefill, "
+             "more than one short request; run it with --overlong-url URL"),
+        Case("checkpoints: garbage file (not SQLite)",
+             ask("--thread", "t", "--checkpoints", "d/threads.sqlite", models=True), garbage,
+             store=True),
+    ]
+
+
+class Models(BaseHTTPRequestHandler):
+    """A stand-in endpoint: GET /v1/models lists one model, anything else is refused (503)."""
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        if self.path.rstrip("/").endswith("/v1/models"):
+            self.reply(200, {"object": "list", "data": [
+                {"id": "stand-in", "object": "model", "max_model_len": 4096}]})
+        else:
+            self.refuse()
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.refuse()
+
+    def refuse(self) -> None:
+        self.reply(503, {"error": {"message": "bad_inputs.py's stand-in only lists models",
+                                   "type": "ServiceUnavailable", "code": 503}})
+
+    def reply(self, status: int, body: object) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+class StandIn:
+    """The Models endpoint on a free loopback port, in a thread, while the script runs."""
+
+    def __init__(self) -> None:
+        self.server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None, "the stand-in is not started"
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def start(self) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Models)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+MODELS = StandIn()
+
+
+# -- running one -------------------------------------------------------------------------------
+
+def snapshot(paths: list[Path], base: Path) -> Snapshot:
+    """Size and sha256 of every file under PATHS, keyed by path (relative to BASE if under it)."""
+    out: Snapshot = {}
+    for top in paths:
+        files = [top] if top.is_file() else sorted(top.rglob("*")) if top.is_dir() else []
+        for f in files:
+            if f.is_file():
+                data = f.read_bytes()
+                key = str(f.relative_to(base)) if f.is_relative_to(base) else str(f)
+                out[key] = (len(data), hashlib.sha256(data).hexdigest())
+        if top.is_dir() and not files:
+            out[str(top) + "/"] = (0, "")
+    return out
+
+
+def compare(before: Snapshot, after: Snapshot, d: Path, ok: bool,
+            rewrites: tuple[str, ...]) -> tuple[str, bool]:
+    """What changed between two snapshots, and whether anything was lost: a file removed, cut
+    short, or rewritten (its old bytes no longer its start) where the case may not rewrite it."""
+    removed = [k for k in before if k not in after]
+    added = [k for k in after if k not in before]
+    grown, rewritten = [], []
+    for k in before.keys() & after.keys():
+        (size, digest), (new_size, new_digest) = before[k], after[k]
+        if digest == new_digest:
+            continue
+        path = d / k if not k.startswith("/") else Path(k)
+        head = hashlib.sha256(path.read_bytes()[:size]).hexdigest() if new_size >= size else ""
+        (grown if head == digest else rewritten).append(k)
+    allowed = [k for k in rewritten if ok and k.startswith(rewrites)]
+    lost = removed + [k for k in rewritten if k not in allowed]
+    parts = []
+    if removed:
+        parts.append("REMOVED " + ", ".join(sorted(removed)))
+    if lost != removed:
+        parts.append("REWRITTEN " + ", ".join(sorted(set(lost) - set(removed))))
+    if grown:
+        parts.append("appended to " + ", ".join(sorted(grown)))
+    if allowed:
+        parts.append("rewrote " + ", ".join(sorted(allowed)))
+    if added:
+        parts.append("created " + ", ".join(sorted(added)[:4])
+                     + (f" (+{len(added) - 4})" if len(added) > 4 else ""))
+    return "; ".join(parts) or "nothing", bool(lost)
+
+
+def plain(text: str, d: Path, down: str) -> str:
+    """TEXT with the case folder, the endpoints and the question named short."""
+    for long, short in ((str(d) + "/", ""), (down, "DOWN"), (MODELS.url, "MODELS"),
+                        (QUESTION, "Q")):
+        text = text.replace(long, short)
+    return text
+
+
+def shown(args: list[Arg], d: Path, down: str) -> str:
+    words = []
+    for a in args:
+        text = plain(repr(a)[1:] if isinstance(a, bytes) else a, d, down)
+        words.append(text if text and re.fullmatch(r"[\w./:=,-]+", text) else json.dumps(text))
+    return "`activerag " + " ".join(words) + "`"
+
+
+PROGRESS = re.compile(r"^[^\[\n]*\[\d+:\d\d[^\]]*\]")
+"""A tqdm progress bar at the start of a line ("ingest x.jsonl: 0 passages [00:00, ...]")."""
+
+
+def seen(proc: subprocess.CompletedProcess[bytes]) -> str:
+    """What the user sees: the first line of stderr (else stdout) that is not a progress bar;
+    after a traceback, its last line (the exception) instead of its first."""
+    for stream in (proc.stderr, proc.stdout):
+        text = stream.decode(errors="replace")
+        lines = [PROGRESS.sub("", ln).strip() for ln in re.split(r"[\r\n]+", text)]
+        lines = [ln for ln in lines if ln]
+        if not lines:
+            continue
+        if lines[0].startswith("Traceback"):
+            tail = [ln for ln in lines if not ln.startswith(("File ", "^", "~"))]
+            return tail[-1]
+        return lines[0]
+    return "(nothing)"
+
+
+def cell(text: str, width: int = 220) -> str:
+    text = text if len(text) <= width else text[:width - 1] + "…"
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def run_case(case: Case, work: Path, store: Path, down: str, env: dict[str, str]) -> Row:
+    d = work / re.sub(r"\W+", "-", case.name.lower()).strip("-")[:60]
+    (d / "home").mkdir(parents=True)
+    if case.store:
+        shutil.copytree(store, d / "store")
+    if case.prepare:
+        case.prepare(d)
+    args = case.args(d, down)
+    command = shown(args, d, down)
+    if case.skip:
+        return Row(case.name, command, case.skip, "-", False, "-", False)
+    watched = [d, *map(Path, case.outside)]
+    before = snapshot(watched, d)
+    started = time.monotonic()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "activerag.cli", *args], cwd=d,
+                              env={**env, "ACTIVERAG_HOME": str(d / "home"), **case.env},
+                              capture_output=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired as exc:
+        proc = subprocess.CompletedProcess(exc.cmd, 124, exc.stdout or b"", exc.stderr or b"")
+        print(f"{case.name}: timed out after {TIMEOUT} s", file=sys.stderr)
+    after = snapshot(watched, d)
+    disk, lost = compare(before, after, d, proc.returncode == 0, case.rewrites)
+    missing = case.check(d, proc) if case.check else ""
+    if missing:
+        disk, lost = f"{missing}; {disk}", True
+    output = proc.stdout + proc.stderr
+    code: int | str = proc.returncode if proc.returncode != 124 else f"timeout {TIMEOUT} s"
+    print(f"{case.name}: exit {code} in {time.monotonic() - started:.0f} s", file=sys.stderr,
+          flush=True)
+    return Row(case.name, command, plain(seen(proc), d, down), code, b"Traceback" in output,
+               disk, lost)
+
+
+def base_env(down: str) -> dict[str, str]:
+    """The parent's environment without its ACTIVERAG_ settings, every endpoint down, offline."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("ACTIVERAG_") or k == "ACTIVERAG_DATA"}
+    return {**env, "ACTIVERAG_BASE_URL": down, "ACTIVERAG_STRONG_URL": down,
+            "ACTIVERAG_LIGHT_URL": down, "HF_HUB_OFFLINE": "1", "PYTHONWARNINGS": "ignore",
+            "COLUMNS": "200"}
+
+
+def dead_url() -> str:
+    """An endpoint on a port nothing listens on (bound for a moment, then let go)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+def small_store(work: Path, env: dict[str, str]) -> Path:
+    """STORE_ROWS demo passages ingested (BM25 only) by the CLI itself."""
+    corpus = work / "seed.jsonl"
+    corpus.write_text("".join(DEMO_CORPUS.read_text().splitlines(keepends=True)[:STORE_ROWS]))
+    store = work / "seed-store"
+    subprocess.run([sys.executable, "-m", "activerag.cli", "ingest", str(corpus), "--store",
+                    str(store), "--no-dense"], env={**env, "ACTIVERAG_HOME": str(work / "home")},
+                   check=True, capture_output=True, timeout=TIMEOUT)
+    return store
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+def table(rows: list[Row]) -> str:
+    lines = ["| case | command | what the user sees | exit | traceback | lost or changed on "
+             "disk |", "|---|---|---|---|---|---|"]
+    lines += [f"| {cell(r.case)} | {cell(r.command, 400)} | {cell(r.sees)} | {r.code} | "
+              f"{'**yes**' if r.traceback else 'no'} | "
+              f"{'**LOSS**: ' if r.lost else ''}{cell(r.disk)} |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
+                              capture_output=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", default=str(ROOT / "results" / "bad-inputs.md"))
+    p.add_argument("--jobs", type=int, default=2, help="cases run at once (2)")
+    p.add_argument("--overlong-url", default="",
+                   help="a live server (…/v1) for the overlong-prompt case; default: not run")
+    p.add_argument("--keep", action="store_true", help="keep the work folder")
+    args = p.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="activerag-bad-inputs-"))
+    began = time.monotonic()
+    down = dead_url()
+    env = base_env(down)
+    MODELS.start()
+    try:
+        store = small_store(work, env)
+        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            rows = list(pool.map(lambda c: run_case(c, work, store, down, env),
+                                 cases(args.overlong_url)))
+    finally:
+        MODELS.stop()
+        if args.keep:
+            print(f"work folder: {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    ran = [r for r in rows if r.code != "-"]
+    bad = [r for r in rows if r.traceback or r.lost]
+    text = (
+        f"`python benchmarks/bad_inputs.py` on {date.today().isoformat()}, commit {commit()} "
+        f"({time.monotonic() - began:.0f} s; {len(ran)} of {len(rows)} cases run, "
+        f"{len(bad)} with a traceback or a loss). Each case is one `activerag` process (timeout "
+        f"{TIMEOUT} s) in a temporary folder with its own ACTIVERAG_HOME; every LM endpoint is "
+        "a port nothing listens on (DOWN), so a case the CLI does not refuse up front ends at "
+        "\"server down\", except the store and checkpoint cases, pointed at a stand-in "
+        "(MODELS) that lists one model and refuses every other request, so that the CLI gets "
+        f"past its server check to the input; Q is the question \"{QUESTION}\"; store cases "
+        f"start from a copy of a {STORE_ROWS}-passage demo store (BM25 only, "
+        "`--no-dense`) in `store/`. Columns: *case*, the bad input; *command*, the "
+        "arguments (paths relative to the case folder); *what the user sees*, the first line of "
+        "stderr, or of stdout if stderr is empty, progress bars left out and, after a "
+        "traceback, the exception's line; *exit*, the exit code; *traceback*, whether the "
+        "output holds \"Traceback\"; *lost or changed on disk*, the files under the case "
+        "folder (and the outside path it names) compared by size and sha256 before and after: "
+        "a LOSS is a file removed, or rewritten so that its old bytes are no longer its start "
+        "(a successful ingest may rewrite the BM25 index, Punkt and the store manifest), or an "
+        "expected result missing (the good rows of a corpus with one bad row).\n\n"
+        + table(rows))
+    publish(text, args.out)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
