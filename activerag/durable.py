@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import asdict, is_dataclass
@@ -81,6 +82,13 @@ async def checkpoints(path: Path) -> AsyncIterator[Any]:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     async with aiosqlite.connect(str(path)) as conn:
+        try:
+            async with conn.execute("PRAGMA schema_version") as cursor:
+                await cursor.fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise ActiveRagError(f"{path} is not a checkpoint file ({exc}); it was left as it is. "
+                                 "Name another file with --checkpoints, or move that one away"
+                                 ) from exc
         yield AsyncSqliteSaver(conn, serde=serializer(path))
 
 

@@ -95,3 +95,9 @@ def test_an_html_page_into_a_missing_folder_is_refused_before_the_run(capsys, tm
 
 def test_an_html_page_onto_a_folder_is_refused(capsys, tmp_path):
     assert str(tmp_path) in refused(capsys, ask("--html", str(tmp_path)))
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\u200b\u200c\ufeff"])
+def test_an_empty_question_is_refused_before_any_server_is_asked(capsys, question):
+    line = refused(capsys, ["ask", "--base-url", NOWHERE, question])
+    assert "the question is empty" in line and "does not answer" not in line

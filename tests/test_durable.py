@@ -194,3 +194,13 @@ async def test_a_killed_run_with_other_settings_is_refused_not_mixed(tmp_path):
             await durable.final(graph(lm), {"question": QUESTION}, replace(CTX, theta=0.0),
                                 saver, "t")
     assert len(lm.prompts) == 1
+
+
+async def test_a_checkpoint_file_that_is_no_database_is_refused_and_left_as_it_is(tmp_path):
+    garbage = tmp_path / "threads.sqlite"
+    garbage.write_bytes(b"\x00not a database\xff" * 200)
+    before = garbage.read_bytes()
+    with pytest.raises(ActiveRagError, match="is not a checkpoint file.*--checkpoints"):
+        async with durable.checkpoints(garbage):
+            pass
+    assert garbage.read_bytes() == before

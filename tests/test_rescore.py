@@ -73,3 +73,11 @@ def test_a_rescore_that_runs_out_of_disk_leaves_the_rows_as_they_were(tmp_path):
     assert run.rows_file.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json", "examples.jsonl",
                                                           "writer.lock"]
+
+
+def test_a_folder_with_no_run_is_named_and_left_empty(tmp_path):
+    folder = tmp_path / "empty-run"
+    folder.mkdir()
+    with pytest.raises(ActiveRagError, match="holds no evaluation run"):
+        rescore(Run(folder))
+    assert list(folder.iterdir()) == []

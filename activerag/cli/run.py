@@ -71,8 +71,10 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
 async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     """Answer args.question with args.method, printing as asked; the final state."""
     from activerag.graphs.methods import method
+    from activerag.nodes.question import checked_question
 
-    given: dict[str, Any] = {"question": utf8_question(args.question)}
+    # refused before any server is asked, so that a bad question costs nothing
+    given: dict[str, Any] = {"question": checked_question(utf8_question(args.question))}
     if getattr(args, "context_file", None):
         given["context"] = context_text(Path(args.context_file))
     if getattr(args, "html", None):

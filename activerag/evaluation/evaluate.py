@@ -322,6 +322,9 @@ def rescore(run: Run) -> dict[str, Any]:
     """Recompute every row's metrics and group from its stored answer and, for a long-context
     row, the spans it read (no LM calls). The rows file is replaced whole or not at all; a row
     whose example the dataset no longer has is refused before anything is written."""
+    if not (run.path / "config.json").is_file():
+        raise ActiveRagError(f"{run.path} holds no evaluation run (no config.json); pass the "
+                             "folder an `activerag eval --run FOLDER` wrote")
     with run.writing():
         config = run.config()
         examples = {e.id: e for e in load_dataset(config["dataset"])}
