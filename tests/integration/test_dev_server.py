@@ -119,7 +119,9 @@ async def test_every_setting_studio_shows_says_what_it_means(dev_server):
     assert flare["theta"]["description"] == (
         "Retrieve when any draft token has probability below theta (0: never, 1: always).")
     assert flare["k"]["description"].startswith("Documents retrieved per step")
-    assert flare["base_url"]["description"] == "OpenAI-compatible (vLLM) endpoint."
+    assert flare["base_url"]["description"] == (
+        "OpenAI-compatible (vLLM) endpoint (default: where `activerag serve` serves the default "
+        "model).")
     assert "\n" not in flare["span_merge_gap"]["description"]
     replug = (await client.assistants.get_schemas(ids["replug"]))["context_schema"]
     assert replug["properties"]["k"]["description"] == "Documents ensembled (the paper's top-10)."
