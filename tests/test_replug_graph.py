@@ -212,7 +212,9 @@ async def test_the_trace_prints_certainty_documents_and_weights():
         "    => So the answer is Vesk.")
 
 
-async def test_flare_replug_lets_the_retrieved_documents_vote_on_the_regenerated_sentence():
+async def flare_replug_run() -> tuple[dict, ScriptedLM, ScriptedTokenLM]:
+    """flare_replug on one draft sentence below θ that retrieves: its output, the draft LM and
+    the documents' token LM (one document says Vesk, the other Ulm)."""
     from activerag.context import FlareContext
     from activerag.graphs.replug import build_flare_replug_graph
 
@@ -222,6 +224,11 @@ async def test_flare_replug_lets_the_retrieved_documents_vote_on_the_regenerated
     graph = build_flare_replug_graph(draft, token_lm, retriever(), SentenceSplitter())
     out = await graph.ainvoke({"question": QUESTION},
                               context=FlareContext(theta=0.5, initial_retrieval=False))
+    return out, draft, token_lm
+
+
+async def test_flare_replug_lets_the_retrieved_documents_vote_on_the_regenerated_sentence():
+    out, _, _ = await flare_replug_run()
     [step] = out["trace"]
     assert step["retrieved"] and step["queries"] == ["Alpha Beta was born in"]
     assert step["doc_titles"] == ["Alpha Beta", "Alpha Move"]
@@ -328,15 +335,7 @@ async def test_a_dropped_connection_is_retried_twice_then_reported(drops):
 
 
 async def test_flare_replug_counts_the_prompt_tokens_of_every_ensemble_request():
-    from activerag.context import FlareContext
-    from activerag.graphs.replug import build_flare_replug_graph
-
-    draft = ScriptedLM([ends("Alpha Beta was born in Gepu.", low={"Gepu.": 0.2})])
-    token_lm = ScriptedTokenLM({"Vesk": says("Alpha Beta was born in Vesk."),
-                                "Ulm": says("Alpha Beta was born in Ulm.")})
-    graph = build_flare_replug_graph(draft, token_lm, retriever(), SentenceSplitter())
-    out = await graph.ainvoke({"question": QUESTION},
-                              context=FlareContext(theta=0.5, initial_retrieval=False))
+    out, draft, token_lm = await flare_replug_run()
     sent = sum(len(c["prompt"]) for c in token_lm.calls)
     assert len(token_lm.calls) == 4 and sent > 0
     # the draft's prompt (the scripted LM counts its words) and every ensemble request's
