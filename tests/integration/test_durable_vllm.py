@@ -65,8 +65,11 @@ def test_an_unfinished_thread_refuses_another_question(vllm_url, demo_store, tmp
         time.sleep(0.2)
     os.kill(first.pid, signal.SIGKILL)
     first.wait()
-    rc = main(["ask", "Who founded Trouselerk Company?", "--base-url", vllm_url, "--store",
-               str(demo_store), "--thread", "t", "--checkpoints", str(checkpoints)])
+    # the same method and settings as the killed run (another method or other settings are
+    # refused first, for that reason: test_durable.py)
+    rc = main(["ask", "Who founded Trouselerk Company?", "--theta", "1.0", "--max-sentences", "4",
+               "--base-url", vllm_url, "--store", str(demo_store), "--thread", "t",
+               "--checkpoints", str(checkpoints)])
     assert rc == 2
     assert "unfinished run of another question" in capsys.readouterr().err
 
