@@ -19,10 +19,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from activerag.errors import ActiveRagError, LMServerUnreachable
 from activerag.serving.lm import LM, CutFn, Generation, Token
+from activerag.serving.server import server_entries
 from activerag.serving.token_lm import Samples
 
 _active: Path | None = None
@@ -120,10 +119,8 @@ def served_weights(base_url: str, model: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for url in [u.strip().rstrip("/") for u in base_url.split(",") if u.strip()]:
         try:
-            resp = httpx.get(f"{url}/models", timeout=10.0)
-            resp.raise_for_status()
-            listed = resp.json().get("data", [])
-        except (httpx.HTTPError, ValueError) as exc:
+            listed = server_entries(url, timeout=10.0)
+        except (LMServerUnreachable, ValueError) as exc:
             raise LMServerUnreachable(
                 f"the LM cache asks {url}/models which weights it serves, and got no answer "
                 f"({exc!r}); start the server (activerag serve) or run without --cache") from exc

@@ -13,6 +13,7 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -158,6 +159,12 @@ def _refuse_taken_port(settings: Settings) -> None:
 
 def server_models(base_url: str, timeout: float = 5.0) -> list[str]:
     """Ids of the models an OpenAI-compatible server serves; raise if it does not answer."""
+    return [m["id"] for m in server_entries(base_url, timeout)]
+
+
+def server_entries(base_url: str, timeout: float = 5.0) -> list[dict[str, Any]]:
+    """The /models entries of an OpenAI-compatible server (vLLM's carry `root` and
+    `max_model_len` beside `id`); raise if it does not answer."""
     try:
         resp = httpx.get(f"{base_url.rstrip('/')}/models", timeout=timeout,
                          headers=auth_headers())
@@ -169,7 +176,7 @@ def server_models(base_url: str, timeout: float = 5.0) -> list[str]:
             f"no OpenAI-compatible server answers at {base_url} ({exc}); start one with "
             "`activerag serve` or pass the URL of a running vLLM server with --base-url"
         ) from exc
-    return [m["id"] for m in resp.json().get("data", [])]
+    return list(resp.json().get("data", []))
 
 
 def wait_until_ready(base_url: str, proc: subprocess.Popen[bytes] | None, log: Path,
