@@ -9,25 +9,15 @@ from fakeserver import FakeServer, QuietHandler, serving
 from langchain_core.documents import Document
 from scripted import ScriptedLM, ScriptedSampler, WordTokens, ends, sentence
 from scripted_tokens import ScriptedTokenLM, says
+from test_replug_graph import QUESTION, retriever
 
 from activerag.context import FBRagContext, FlareContext
 from activerag.errors import ActiveRagError, NoLogprobs
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LMServerError, VLLMClient
 from activerag.serving.token_lm import VLLMTokens
-from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
-
-QUESTION = "Where was Alpha Beta born?"
-
-
-def retriever() -> StoreRetriever:
-    store = BM25Store()
-    store.add([make_document("Alpha Beta was born in Vesk.", "Alpha Beta"),
-               make_document("Alpha Beta moved to Ulm.", "Alpha Move"),
-               make_document("Gepu is a small town.", "Gepu")])
-    return StoreRetriever(store=store, k=2)
 
 
 def test_replug_keeps_its_own_k_whatever_flares():
