@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from activerag.errors import SettingError
+from activerag.errors import ActiveRagError, SettingError
 
 
 def _home() -> Path:
@@ -74,3 +74,17 @@ def lm_timeout() -> float:
         raise SettingError(f"ACTIVERAG_LM_TIMEOUT={raw!r} is not a positive number of seconds; "
                            "set it to one (e.g. 300) or unset it")
     return seconds
+
+
+def shared_data() -> Path:
+    """The evaluation data folder: $ACTIVERAG_DATA, else ../shared/data beside the checkout."""
+    if os.environ.get("ACTIVERAG_DATA"):
+        path = Path(os.environ["ACTIVERAG_DATA"])
+        if not path.is_dir():
+            raise ActiveRagError(f"ACTIVERAG_DATA={path} is not a folder; point it at shared/data")
+        return path
+    for base in (Path.cwd(), Path(__file__).resolve().parents[1]):
+        candidate = base.parent / "shared" / "data"
+        if candidate.exists():
+            return candidate
+    raise ActiveRagError("evaluation data not found; set ACTIVERAG_DATA to the shared/data folder")

@@ -54,7 +54,7 @@ from publish import publish  # noqa: E402
 from activerag import durable  # noqa: E402
 from activerag.context import FlareContext  # noqa: E402
 from activerag.evaluation.datasets import Example, load_dataset  # noqa: E402
-from activerag.graphs.methods import method  # noqa: E402
+from activerag.graphs.registry import method  # noqa: E402
 from activerag.nodes.parts import Parts  # noqa: E402
 from activerag.serving.replicas import sticky  # noqa: E402
 

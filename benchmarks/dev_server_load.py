@@ -42,7 +42,6 @@ from publish import publish
 from activerag.context import FlareContext
 from activerag.demo import DEMO_CORPUS, load_demo_questions
 from activerag.dev_server import dev_server
-from activerag.nodes import common
 from activerag.nodes import flare as flare_nodes
 from activerag.nodes.parts import Parts
 from activerag.serving import server
@@ -112,9 +111,9 @@ async def check(client: Any, thread_id: str, run: Run, out: dict[str, Any],
     ctx = FlareContext(**context)
     runtime = Runtime(context=ctx)
     parts = Parts()
-    nodes = {"retrieve_input": common.make_retrieve_input(parts),
+    nodes = {"retrieve_input": flare_nodes.make_retrieve_input(parts),
              "formulate_query": flare_nodes.make_formulate_query(parts),
-             "retrieve": common.make_retrieve(parts)}
+             "retrieve": flare_nodes.make_retrieve(parts)}
     history = await client.threads.get_history(thread_id, limit=1000)
     formulated: list[list[str]] = []
     for checkpoint in reversed(history):

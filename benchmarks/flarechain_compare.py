@@ -19,9 +19,10 @@ from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 
+from activerag.answers import extract_answer
 from activerag.context import FlareContext
 from activerag.evaluation.datasets import load_dataset
-from activerag.evaluation.metrics import best_prf, exact_match, extract_answer
+from activerag.evaluation.metrics import best_prf, exact_match
 from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
 from activerag.graphs.flare import graph as flare_graph
 from activerag.settings import Settings

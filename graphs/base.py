@@ -1,13 +1,16 @@
-"""What every graph of the family shares: the state schemas and the retry policy."""
+"""What the graphs share: the retry policy, and the FLARE family's state schemas, start and
+the loop of the methods whose LM asks for retrieval itself (self-ask, FLARE-instruct)."""
 
 from __future__ import annotations
 
-from langgraph.graph import START, StateGraph
-from langgraph.types import RetryPolicy
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer, RetryPolicy
 
 from activerag.context import FlareContext
 from activerag.errors import LMServerUnreachable
-from activerag.nodes import common
+from activerag.nodes import flare
+from activerag.nodes.flare import FlareNode
 from activerag.nodes.parts import Parts
 from activerag.serving.lm import LMServerError
 from activerag.state import FlareInput, FlareOutput, FlareState
@@ -30,9 +33,30 @@ def new_graph() -> StateGraph[FlareState, FlareContext, FlareInput, FlareOutput]
 def add_start(g: StateGraph[FlareState, FlareContext, FlareInput, FlareOutput], parts: Parts,
               first: str) -> None:
     """Wire START -> begin -> [retrieve_input ->] FIRST: q_1 = x when ctx.initial_retrieval."""
-    g.add_node("begin", common.begin)
-    g.add_node("retrieve_input", common.make_retrieve_input(parts))
+    g.add_node("begin", flare.begin)
+    g.add_node("retrieve_input", flare.make_retrieve_input(parts))
     g.add_edge(START, "begin")
-    g.add_conditional_edges("begin", common.route_after_begin,
+    g.add_conditional_edges("begin", flare.route_after_begin,
                             {"retrieve_input": "retrieve_input", "next": first})
     g.add_edge("retrieve_input", first)
+
+
+Compiled = CompiledStateGraph[FlareState, FlareContext, FlareInput, FlareOutput]
+
+
+def build_emitting(generate: FlareNode, carry: object, name: str, parts: Parts,
+                   checkpointer: Checkpointer, final_only: bool = False) -> Compiled:
+    """Wire generate -> accept -> (retrieve -> generate | generate | end): the LM's own output
+    asks for the next retrieval (a follow-up question, a search), CARRY moves it to the next
+    step."""
+    g = new_graph()
+    add_start(g, parts, "generate")
+    g.add_node("generate", generate, retry_policy=LM_RETRY)
+    g.add_node("accept", flare.make_accept(parts, count_sentences=False, final_only=final_only,
+                                           carry=carry))  # type: ignore[arg-type]
+    g.add_node("retrieve", flare.make_retrieve(parts))
+    g.add_edge("generate", "accept")
+    g.add_conditional_edges("accept", flare.route_after_emitting,
+                            {"retrieve": "retrieve", "next": "generate", "__end__": END})
+    g.add_edge("retrieve", "generate")
+    return g.compile(name=name, checkpointer=checkpointer)

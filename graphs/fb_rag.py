@@ -12,7 +12,7 @@ from langgraph.types import Checkpointer
 
 from activerag.context import FBRagContext
 from activerag.graphs.base import LM_RETRY
-from activerag.nodes import fb_rag
+from activerag.nodes import fb_rag, prompts
 from activerag.nodes.fb_rag import FBParts
 from activerag.nodes.parts import Parts
 from activerag.serving.lm import LM
@@ -73,7 +73,7 @@ def build_baseline_graph(kind: Baseline, lm: LM | None = None, tokens: TokenLM |
         g.add_edge("long_context", END)
         return g.compile(name=kind, checkpointer=checkpointer)
     g.add_node("select", fb_rag.make_select("score" if kind == "vanilla_rag" else "original"))
-    instruction = fb_rag.SELF_ROUTE if kind == "self_route" else fb_rag.READ
+    instruction = prompts.SELF_ROUTE if kind == "self_route" else prompts.READ
     route = "vanilla_rag" if kind == "vanilla_rag" else "op_rag"
     g.add_node("generate", fb_rag.make_generate(parts, route, instruction),
                retry_policy=LM_RETRY)

@@ -4,19 +4,14 @@ from __future__ import annotations
 
 from langchain_core.retrievers import BaseRetriever
 from langgraph.graph import END
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from activerag.context import FlareContext
-from activerag.graphs.base import LM_RETRY, add_start, new_graph
-from activerag.nodes import common, flare, triggers
-from activerag.nodes.common import Node
+from activerag.graphs.base import LM_RETRY, Compiled, add_start, new_graph
+from activerag.nodes import flare, triggers
+from activerag.nodes.flare import FlareNode
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM
-from activerag.state import FlareInput, FlareOutput, FlareState
-
-Compiled = CompiledStateGraph[FlareState, FlareContext, FlareInput, FlareOutput]
 
 
 def build_flare_graph(
@@ -24,9 +19,9 @@ def build_flare_graph(
     retriever: BaseRetriever | None = None,
     splitter: SentenceSplitter | None = None,
     *,
-    gate: Node | object | None = None,
-    formulate_query: Node | object | None = None,
-    regenerate: Node | object | None = None,
+    gate: FlareNode | object | None = None,
+    formulate_query: FlareNode | object | None = None,
+    regenerate: FlareNode | object | None = None,
     name: str = "flare",
     checkpointer: Checkpointer = None,
 ) -> Compiled:
@@ -42,16 +37,16 @@ def build_flare_graph(
     g.add_node("confidence_gate", gate or triggers.trigger_gate)  # type: ignore[arg-type]
     g.add_node("formulate_query", formulate_query or flare.make_formulate_query(parts),  # type: ignore[arg-type]
                retry_policy=LM_RETRY)
-    g.add_node("retrieve", common.make_retrieve(parts))
-    g.add_node("regenerate", regenerate or common.make_generate(parts, "sentence"),  # type: ignore[arg-type]
+    g.add_node("retrieve", flare.make_retrieve(parts))
+    g.add_node("regenerate", regenerate or flare.make_generate(parts, "sentence"),  # type: ignore[arg-type]
                retry_policy=LM_RETRY)
-    g.add_node("accept", common.make_accept(parts))
+    g.add_node("accept", flare.make_accept(parts))
     g.add_edge("draft", "confidence_gate")
     g.add_conditional_edges("confidence_gate", flare.route_after_gate)
     g.add_edge("formulate_query", "retrieve")
     g.add_edge("retrieve", "regenerate")
     g.add_edge("regenerate", "accept")
-    g.add_conditional_edges("accept", common.route_after_accept, {"next": "draft", "__end__": END})
+    g.add_conditional_edges("accept", flare.route_after_accept, {"next": "draft", "__end__": END})
     return g.compile(name=name, checkpointer=checkpointer)
 
 

@@ -8,8 +8,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from activerag.context import ReplugContext
-from activerag.graphs.base import LM_RETRY
-from activerag.graphs.flare import Compiled, build_flare_graph
+from activerag.graphs.base import LM_RETRY, Compiled
+from activerag.graphs.flare import build_flare_graph
 from activerag.nodes import replug
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter

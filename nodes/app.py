@@ -10,8 +10,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from activerag.context import AppContext, FBRagContext, ServingContext
-from activerag.nodes.common import Node, Update
-from activerag.nodes.question import checked_question
+from activerag.nodes.base import Node, Update, fresh_run
 from activerag.state import COUNTERS, AppState, StepTrace
 
 
@@ -26,10 +25,8 @@ def answer_confidence(trace: Sequence[StepTrace]) -> float | None:
 
 def start(state: AppState) -> Update:
     """Check the question and clear what a previous run on this thread left."""
-    question = checked_question(state.get("question"))
-    return {"question": question, "answer": "", "route": "", "confidence": None, "trace": [],
-            "runs": {}, "answer_tokens": 0, "retrieved_titles": [],
-            **{name: 0 for name in COUNTERS}}
+    return fresh_run(state, summed=False, answer="", route="", confidence=None, runs={},
+                     answer_tokens=0)
 
 
 def route_question(state: AppState) -> Literal["fb_rag", "single"]:
@@ -57,7 +54,7 @@ def fb_context(ctx: AppContext) -> FBRagContext:
 
 def make_run_method(name: str, graph: Any,
                     context_of: Callable[[AppContext], ServingContext], *,
-                    judged: bool = False) -> Node:
+                    judged: bool = False) -> Node[AppState, AppContext]:
     """Node: run method graph GRAPH (a subgraph: Studio draws it inside the app, and its
     events stream as the subgraph's) with the settings CONTEXT_OF picks from the app's; its
     answer becomes the app's, and its costs are added to the run's. JUDGED: its answer's

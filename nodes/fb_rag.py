@@ -24,10 +24,10 @@ from langgraph.runtime import Runtime
 from activerag.context import FBRagContext
 from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
 from activerag.nodes import fb_rag_logic as fb
+from activerag.nodes.base import Update, checked_question
 from activerag.nodes.fb_rag_logic import Chunk
 from activerag.nodes.parts import Parts, _lm
-from activerag.nodes.prompts import PromptFormat, neutralise, render
-from activerag.nodes.question import checked_question
+from activerag.nodes.prompts import READ, READER_STOPS, SAMPLE, reader_prompt
 from activerag.serving import cache
 from activerag.serving.catalogue import FAST_MODEL
 from activerag.serving.token_lm import Sampler, Samples, TokenLM, VLLMTokens, context_window_of
@@ -35,42 +35,10 @@ from activerag.state import ChunkInfo, FBRagState
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-Update = dict[str, Any]
-
-READ = ("Answer the question based on the given passages. Only give me the answer and do not "
-        "output any other words.")
-"""LongBench's instruction for 2WikiMQA and HotpotQA (Bai et al. 2024), which FB-RAG's stage
-III and its baselines use."""
-SAMPLE = ("Answer the question based on the given passages. First write a short rationale "
-          "that names the facts of the passages you use, starting with \"Rationale:\", then the "
-          "answer, starting with \"Answer:\".")
-"""Stage II: a rationale, then the answer (FB-RAG's own prompt is an image in the paper; this
-asks for what its text describes)."""
-SELF_ROUTE = READ + " If the passages do not hold the answer, write \"unanswerable\"."
-"""Self-Route's reader may decline; it then falls back to the whole context."""
-SYSTEM = "You are a helpful assistant."
-ANSWER_STOPS = ["\nQuestion:"]
-"""Where a reader's output ends (a base model goes on to write more questions); the answer is
-its first non-empty line: Gemma 3 270M often opens with a blank line, so a stop at the first
-line break (or blank line) left it no answer at all."""
-
 
 def first_line(text: str) -> str:
     """The first non-empty line of TEXT, stripped."""
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
-
-
-def reader_prompt(question: str, passages: str, fmt: PromptFormat,
-                  instruction: str = READ) -> str:
-    """LongBench's layout: the instruction, the passages, the instruction again, the question
-    (the question's and the passages' chat-template markers neutralised)."""
-    question, passages = neutralise(question), neutralise(passages)
-    lead = "Rationale:" if instruction is SAMPLE else "Answer:"
-    body = (f"{instruction}\n\nThe following are given passages.\n{passages}\n\n{instruction}"
-            f"\n\nQuestion: {question}")
-    if fmt == "chatml":
-        return render("chatml", SYSTEM, [(body, "")], lead)
-    return f"{body}\n{lead}"
 
 
 @dataclass
@@ -300,7 +268,7 @@ async def _read(parts: FBParts, ctx: FBRagContext, question: str, passages: str,
     prompt, cut = await fit(tokens, reader_prompt(question, passages, ctx.prompt_format,
                                                   instruction),
                             ctx.max_answer_tokens, "strong LM")
-    gen = await lm.generate(prompt, max_tokens=ctx.max_answer_tokens, stop=ANSWER_STOPS)
+    gen = await lm.generate(prompt, max_tokens=ctx.max_answer_tokens, stop=READER_STOPS)
     return {"answer": first_line(gen.text), "lm_calls": 1, "prompt_tokens": gen.prompt_tokens,
             "generated_tokens": gen.generated_tokens, "truncated_tokens": cut}
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from activerag.evaluation.metrics import normalize
+from activerag.answers import normalize
 from activerag.stores.bm25 import bm25_tokens
 
 _WORD = re.compile(r"\S+")

@@ -1,13 +1,20 @@
-"""Every prompt of the library, as named constants and the functions that fill them."""
+"""Every prompt of the library, as named constants and the functions that fill them: the FLARE
+family's (the library's own exemplars and the paper's, read from the evaluation data at run
+time, never copied), REPLUG's (FLARE's answer prompt) and FB-RAG's reader and sampler."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Literal, NamedTuple
 
 from langchain_core.documents import Document
+
+from activerag.errors import ActiveRagError
+from activerag.settings import shared_data
 
 PromptFormat = Literal["chatml", "plain"]
 
@@ -88,7 +95,8 @@ ASK_FOR_SPAN = (
     'the term/entity/phrase "{span}".'
 )
 QUESTION_GEN_INSTRUCTION = "Write one short question and nothing else."
-# A unit ends at a blank line (the authors' stop) or where the model starts a new question.
+# A unit ends at a blank line (the authors' stop) or where the model starts a new question
+# (the FLARE family and REPLUG; FB-RAG's readers stop at READER_STOPS).
 ANSWER_STOPS = ("\n\n", "\nQuestion:")
 
 
@@ -210,3 +218,68 @@ def question_prompt(question: str, passage: str, span: str,
     """FLARE §3.2.2: ask for a question whose answer is SPAN, given x and y_<=t."""
     user = f"{question}\n{passage.strip()}\n\n{ASK_FOR_SPAN.format(span=span)}"
     return render(fmt, QUESTION_GEN_INSTRUCTION, [(user, "")])
+
+
+# FB-RAG (Chawla et al. 2025) and its LongBench baselines
+READ = ("Answer the question based on the given passages. Only give me the answer and do not "
+        "output any other words.")
+"""LongBench's instruction for 2WikiMQA and HotpotQA (Bai et al. 2024), which FB-RAG's stage
+III and its baselines use."""
+SAMPLE = ("Answer the question based on the given passages. First write a short rationale "
+          "that names the facts of the passages you use, starting with \"Rationale:\", then the "
+          "answer, starting with \"Answer:\".")
+"""Stage II: a rationale, then the answer (FB-RAG's own prompt is an image in the paper; this
+asks for what its text describes)."""
+SELF_ROUTE = READ + " If the passages do not hold the answer, write \"unanswerable\"."
+"""Self-Route's reader may decline; it then falls back to the whole context."""
+SYSTEM = "You are a helpful assistant."
+READER_STOPS = ["\nQuestion:"]
+"""Where a reader's output ends (a base model goes on to write more questions); the answer is
+its first non-empty line: Gemma 3 270M often opens with a blank line, so a stop at the first
+line break (or blank line) left it no answer at all."""
+
+
+def reader_prompt(question: str, passages: str, fmt: PromptFormat,
+                  instruction: str = READ) -> str:
+    """LongBench's layout: the instruction, the passages, the instruction again, the question
+    (the question's and the passages' chat-template markers neutralised)."""
+    question, passages = neutralise(question), neutralise(passages)
+    lead = "Rationale:" if instruction is SAMPLE else "Answer:"
+    body = (f"{instruction}\n\nThe following are given passages.\n{passages}\n\n{instruction}"
+            f"\n\nQuestion: {question}")
+    if fmt == "chatml":
+        return render("chatml", SYSTEM, [(body, "")], lead)
+    return f"{body}\n{lead}"
+
+
+EXEMPLARS_FILE = "prompts_flare/flare_exemplars.json"
+"""The FLARE paper's exemplars in the evaluation data (Prompts 3 and 5-7)."""
+
+
+@cache
+def paper_task(kind: Literal["cot", "self_ask", "strategyqa", "asqa"]) -> Task:
+    """The paper's exemplars as a task: 2WikiMultihopQA chain of thought (Prompt 5) or self-ask
+    (Prompt 3), StrategyQA (Prompt 6, the authors' yes/no template) or ASQA (Prompt 7, without
+    the hint)."""
+    path = shared_data() / EXEMPLARS_FILE
+    if not path.exists():
+        raise ActiveRagError(f"{path} is missing; set ACTIVERAG_DATA or use prompt_set='default'")
+    data = json.loads(path.read_text())
+    if kind == "cot":
+        return Task(ANSWER_INSTRUCTION, tuple(
+            Exemplar(e["question"], f"{e['cot']} So the answer is {e['answer']}.")
+            for e in data["WikiMultiHopQA.cot_examplars"]))
+    if kind == "self_ask":
+        return Task(SELF_ASK_INSTRUCTION, tuple(
+            Exemplar(e["question"], f"{e['cot']}\nSo the final answer is: {e['answer']}.")
+            for e in data["WikiMultiHopQA.sa_examplars"]))
+    if kind == "strategyqa":
+        return Task(STRATEGYQA_INSTRUCTION, tuple(
+            Exemplar(e["question"],
+                     "".join(e["cot"]).strip() + f" So the final answer is {e['answer']}.")
+            for e in data["StrategyQA.cot_examplars"]), STRATEGYQA_QUESTION_LINE)
+    lead = "we need to consider "
+    return Task(ASQA_INSTRUCTION, tuple(
+        Exemplar(e["question"],
+                 f"We need to consider {e['subq_cot'].removeprefix(lead)} {e['answer']}")
+        for e in data["ASQA.general_hint_in_input_examplars"]))

@@ -15,21 +15,14 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send
 
+from activerag.answers import extract_answer, normalize
 from activerag.context import FlareContext, ReplugContext
 from activerag.errors import ActiveRagError
-from activerag.evaluation.metrics import extract_answer, normalize
-from activerag.nodes.common import (
-    AnswerCut,
-    lm_cost,
-    make_generate,
-    prompt_documents,
-    shots,
-    unit_update,
-)
-from activerag.nodes.logic import answer_end
+from activerag.nodes.base import Update, fresh_run, lm_cost
+from activerag.nodes.flare import AnswerCut, make_generate, prompt_documents, shots, unit_update
+from activerag.nodes.flare_logic import answer_end
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import ANSWER_STOPS, answer_prompt
-from activerag.nodes.question import checked_question
 from activerag.nodes.replug_logic import (
     best_answer,
     doc_weights,
@@ -40,9 +33,8 @@ from activerag.nodes.replug_logic import (
 from activerag.nodes.replug_tokens import decide, fit_documents, proposal, stop_at
 from activerag.serving.lm import Generation, Token
 from activerag.serving.token_lm import TokenLM
-from activerag.state import COUNTERS, FlareState, ReplugState, ReplugTrace
+from activerag.state import FlareState, ReplugState, ReplugTrace
 
-Update = dict[str, Any]
 log = logging.getLogger(__name__)
 
 
@@ -59,12 +51,9 @@ def weights_of(docs: Sequence[Document], retriever: str = "bm25",
 
 def begin(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
     """Check the question and start a clean run (a second run on a thread inherits nothing)."""
-    question = checked_question(state.get("question"))
-    return {"question": question, "answer_ids": [], "text": "", "sentences": 0, "offsets": [],
-            "lows": [], "exact": [], "answer": "", "answer_tokens": 0, "done": False,
-            "certified": 0.0, "cut_documents": [],
-            "proposals": Overwrite([]), "candidates": Overwrite([]), "trace": Overwrite([]),
-            "retrieved_titles": Overwrite([]), **{name: Overwrite(0) for name in COUNTERS}}
+    return fresh_run(state, answer_ids=[], text="", sentences=0, offsets=[], lows=[], exact=[],
+                     answer="", answer_tokens=0, done=False, certified=0.0, cut_documents=[],
+                     proposals=Overwrite([]), candidates=Overwrite([]))
 
 
 def make_retrieve(parts: Parts) -> Any:

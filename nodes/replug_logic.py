@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from activerag.evaluation.metrics import normalize
+from activerag.answers import normalize
 
 # One document's view of one position: the top tokens (id -> natural-log probability).
 Top = Mapping[int, float]

@@ -23,8 +23,8 @@ from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
 from activerag.errors import NoLogprobs, UnknownTrigger
-from activerag.nodes.common import Update
-from activerag.nodes.logic import should_retrieve
+from activerag.nodes.base import Update
+from activerag.nodes.flare_logic import should_retrieve
 from activerag.state import FlareState
 
 Tokens = Sequence[tuple[str, float, int]]

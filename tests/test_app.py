@@ -8,10 +8,10 @@ from test_fb_rag_graph import context as fb_context
 
 from activerag.context import AppContext
 from activerag.errors import EmptyQuestion
-from activerag.graphs.apps import build_app_graph
-from activerag.graphs.baselines import build_single_graph
+from activerag.graphs.app import build_app_graph
 from activerag.graphs.fb_rag import build_fb_rag_graph
 from activerag.graphs.flare import build_flare_graph
+from activerag.graphs.single import build_single_graph
 from activerag.nodes.app import answer_confidence
 from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
@@ -132,7 +132,7 @@ def test_min_confidence_must_not_be_negative():
 
 async def test_the_app_without_a_store_names_the_command_that_makes_one(tmp_path):
     from activerag.errors import ActiveRagError
-    from activerag.graphs.apps import graph
+    from activerag.graphs.app import graph
 
     with pytest.raises(ActiveRagError, match=r"activerag ingest"):
         await graph.ainvoke({"question": Q}, context=AppContext(store_dir=str(tmp_path / "none"),

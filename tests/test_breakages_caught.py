@@ -21,7 +21,7 @@ from activerag.stores.documents import make_document
 
 
 def test_replug_keeps_its_own_k_whatever_flares():
-    from activerag.graphs.methods import method
+    from activerag.graphs.registry import method
 
     _, ctx = method("replug", FlareContext(k=2))
     assert ctx.k == 10
@@ -112,7 +112,7 @@ async def test_the_token_servers_finish_reason_says_whether_the_model_ended(reas
 
 
 def test_flare_combined_lists_a_document_in_both_d_q_and_d_x_once():
-    from activerag.nodes.common import prompt_documents
+    from activerag.nodes.flare import prompt_documents
 
     a, b = make_document("Alpha.", "A"), make_document("Beta.", "B")
     state = {"step": {"documents": [a]}, "input_documents": [a, b]}
@@ -121,7 +121,7 @@ def test_flare_combined_lists_a_document_in_both_d_q_and_d_x_once():
 
 
 async def test_single_stops_at_max_sentences_and_counts_only_the_kept_tokens():
-    from activerag.graphs.baselines import build_single_graph
+    from activerag.graphs.single import build_single_graph
 
     lm = ScriptedLM([ends("Alpha is big. Beta is small. Gamma is far.")])
     graph = build_single_graph(lm=lm, splitter=SentenceSplitter(), retrieval=False)
@@ -132,7 +132,7 @@ async def test_single_stops_at_max_sentences_and_counts_only_the_kept_tokens():
 
 
 async def test_previous_sentence_stops_at_max_sentences():
-    from activerag.graphs.passive import build_previous_graph
+    from activerag.graphs.previous import build_previous_graph
 
     lm = ScriptedLM([sentence("Alpha was born in Vesk. It"), ends(" It is big.")])
     graph = build_previous_graph(lm=lm, retriever=retriever(), splitter=SentenceSplitter())

@@ -5,7 +5,7 @@ import hashlib
 import pytest
 from nltk.tokenize.punkt import PunktParameters
 
-from activerag.nodes.common import AnswerCut
+from activerag.nodes.flare import AnswerCut
 from activerag.sentences import SentenceSplitter
 from activerag.serving.cache import CachedLM
 

@@ -6,7 +6,7 @@ from scripted import ScriptedLM, ends
 from test_graph_routing import QUESTION, graph
 
 from activerag import cli
-from activerag.graphs import methods
+from activerag.graphs import registry
 
 NOWHERE = "http://127.0.0.1:9/v1"
 """A base URL nothing listens on: reaching the LM would say "unreachable"."""
@@ -86,7 +86,7 @@ def test_a_question_with_a_byte_that_is_not_utf8_is_refused(capsys):
 def test_an_html_page_into_a_missing_folder_is_refused_before_the_run(capsys, tmp_path,
                                                                       monkeypatch):
     lm = ScriptedLM([ends("Alpha Beta was born in Kelmor.")])
-    monkeypatch.setitem(methods.METHODS, "scripted", (graph(lm), {}))
+    monkeypatch.setitem(registry.METHODS, "scripted", (graph(lm), {}))
     page = tmp_path / "missing" / "run.html"
     line = refused(capsys, ["ask", "--method", "scripted", "--html", str(page), QUESTION])
     assert str(page.parent) in line

@@ -14,7 +14,7 @@ from activerag.evaluation.datasets import (
     twowiki500_alias_counts,
     user_jsonl,
 )
-from activerag.evaluation.paper import shared_data
+from activerag.settings import shared_data
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_user_jsonl(tmp_path):
 
 
 def test_paper_exemplars_are_read_at_run_time(data):
-    from activerag.evaluation.paper import paper_task
+    from activerag.nodes.prompts import paper_task
 
     cot, sa = paper_task("cot").exemplars, paper_task("self_ask").exemplars
     assert len(cot) == 8 and len(sa) == 8
@@ -78,8 +78,7 @@ def test_paper_exemplars_are_read_at_run_time(data):
 
 
 def test_strategyqa_questions_are_put_as_yes_no_tasks(data):
-    from activerag.evaluation.paper import paper_task
-    from activerag.nodes.prompts import STRATEGYQA_QUESTION_LINE, answer_prompt
+    from activerag.nodes.prompts import STRATEGYQA_QUESTION_LINE, answer_prompt, paper_task
 
     task = paper_task("strategyqa")
     assert task.question_line == STRATEGYQA_QUESTION_LINE
@@ -122,7 +121,8 @@ def test_twowiki500_groups_by_type_and_borrows_the_aliases_it_can(data):
 def test_every_gold_answer_can_be_matched_exactly(name, data):
     """Written as the paper's answer sentence, every gold answer scores EM 1 (abbreviations
     such as "Edward L. Cahn" and "St. Louis" included)."""
-    from activerag.evaluation.metrics import exact_match, extract_answer
+    from activerag.answers import extract_answer
+    from activerag.evaluation.metrics import exact_match
 
     missed = [g for ex in DATASETS[name]() for g in ex.answers
               if exact_match(extract_answer(f"So the answer is {g}."), [g]) != 1.0]

@@ -14,7 +14,7 @@ from activerag.context import AppContext, FlareContext, ReplugContext
 from activerag.errors import EmptyQuestion
 from activerag.graphs.fb_rag import build_fb_rag_graph
 from activerag.graphs.replug import build_replug_graph
-from activerag.nodes.question import checked_question
+from activerag.nodes.base import checked_question
 
 INVISIBLE = ["", "  \t\n", "\u200b\u200c\ufeff", "\u200d \u2060", "\u00a0\u2003\u3000",
              "\x00\x07\x1b", "\u200e\u200f\u202e"]

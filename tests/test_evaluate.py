@@ -19,8 +19,8 @@ from activerag.evaluation.evaluate import (
     summarise_methods,
 )
 from activerag.evaluation.tables import markdown_table
-from activerag.graphs.baselines import build_single_graph
 from activerag.graphs.flare import build_flare_graph
+from activerag.graphs.single import build_single_graph
 from activerag.sentences import SentenceSplitter
 from activerag.serving.cache import CachedLM
 from activerag.serving.lm import Generation, Token

@@ -1,6 +1,6 @@
 from langchain_core.documents import Document
 
-from activerag.nodes.logic import (
+from activerag.nodes.flare_logic import (
     answer_end,
     interleave,
     last_follow_up,

@@ -9,7 +9,7 @@ import pytest
 from activerag import longctx
 from activerag.errors import ActiveRagError
 from activerag.evaluation.datasets import user_jsonl
-from activerag.evaluation.paper import shared_data
+from activerag.settings import shared_data
 
 OWN = [("Ada Lovelace", "Ada wrote the first program."), ("Paris", "Paris is in France.")]
 POOL = [("Paris", "Paris is a city."), ("Rome", "Rome is in Italy."),

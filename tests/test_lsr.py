@@ -147,7 +147,7 @@ def test_overlap_compares_normalised_question_texts():
 
 
 def test_training_questions_are_never_evaluation_questions():
-    from activerag.evaluation.paper import shared_data
+    from activerag.settings import shared_data
 
     try:
         shared_data()

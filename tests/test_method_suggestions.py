@@ -5,7 +5,7 @@ import pytest
 from activerag import cli
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError
-from activerag.graphs.methods import method, unknown_method_error
+from activerag.graphs.registry import method, unknown_method_error
 
 
 def test_ask_suggests_the_nearest_method():

@@ -1,16 +1,7 @@
 import pytest
 
-from activerag.evaluation.metrics import (
-    best_prf,
-    exact_match,
-    extract_answer,
-    find_answer,
-    normalize,
-    rouge_l,
-    str_em,
-    token_prf,
-    yes_no,
-)
+from activerag.answers import extract_answer, find_answer, normalize
+from activerag.evaluation.metrics import best_prf, exact_match, rouge_l, str_em, token_prf, yes_no
 
 
 def test_extract_answer_follows_the_paper_pattern():

@@ -13,8 +13,8 @@ from typing_extensions import TypedDict
 from activerag import cli
 from activerag.context import FlareContext
 from activerag.drawing import END, START, Edge, Shape, layers, shape_of
-from activerag.graphs import methods
-from activerag.graphs.baselines import build_single_graph
+from activerag.graphs import registry
+from activerag.graphs.single import build_single_graph
 from activerag.page import RunRecord, record_run, render_page, shape_for, token_colour
 from activerag.sentences import SentenceSplitter
 
@@ -197,7 +197,7 @@ async def test_single_retrieval_has_no_gate_and_no_drafts():
 
 def test_ask_writes_the_page(tmp_path, monkeypatch, capsys):
     lm = ScriptedLM(list(LOW_DRAFT))
-    monkeypatch.setitem(methods.METHODS, "scripted", (graph(lm), {}))
+    monkeypatch.setitem(registry.METHODS, "scripted", (graph(lm), {}))
     page = tmp_path / "run.html"
     assert cli.main(["ask", "--method", "scripted", "--theta", "0.5", "--html", str(page),
                      QUESTION]) == 0

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.documents import Document
 
+from activerag.answers import extract_answer, find_answer, normalize
 from activerag.errors import NoLogprobs
-from activerag.evaluation.metrics import extract_answer, find_answer, normalize
-from activerag.nodes.logic import interleave, low_confidence_spans, masked_query
+from activerag.nodes.flare_logic import interleave, low_confidence_spans, masked_query
 from activerag.serving.lm import Token, _tokens_of, trim
 
 # No example database, so that a run, and a mutation run in particular, depends only on its seed.

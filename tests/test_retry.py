@@ -8,7 +8,7 @@ from fakeserver import FakeServer, QuietHandler, serving
 
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError
-from activerag.graphs import baselines
+from activerag.graphs import single
 from activerag.graphs.base import LM_RETRY
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LMServerError, VLLMClient
@@ -21,12 +21,12 @@ ANSWER = "Paris is the capital of France. So the answer is Paris."
 @pytest.fixture(autouse=True)
 def quick_retries(monkeypatch):
     """The graphs' own policy (attempts, errors retried) without its 1 s back-off."""
-    monkeypatch.setattr(baselines, "LM_RETRY", LM_RETRY._replace(initial_interval=0.01,
+    monkeypatch.setattr(single, "LM_RETRY", LM_RETRY._replace(initial_interval=0.01,
                                                                  jitter=False))
 
 
 async def run(server: FakeServer) -> dict:
-    graph = baselines.build_single_graph(lm=VLLMClient(server.url), splitter=SentenceSplitter(),
+    graph = single.build_single_graph(lm=VLLMClient(server.url), splitter=SentenceSplitter(),
                                          retrieval=False)
     return await graph.ainvoke({"question": QUESTION}, context=FlareContext())
 

@@ -7,10 +7,11 @@ from scripted import EOS, ScriptedLM, ends, sentence
 
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError
-from activerag.graphs.baselines import build_single_graph
-from activerag.graphs.emitting import build_instruct_graph, build_self_ask_graph
 from activerag.graphs.flare import build_flare_graph, build_next_sentence_graph
-from activerag.graphs.passive import build_previous_graph
+from activerag.graphs.flare_instruct import build_instruct_graph
+from activerag.graphs.previous import build_previous_graph
+from activerag.graphs.self_ask import build_self_ask_graph
+from activerag.graphs.single import build_single_graph
 from activerag.nodes.prompts import SEARCH_CLOSE
 from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
@@ -164,7 +165,7 @@ async def test_self_ask_retrieves_for_each_follow_up():
 
 
 def test_self_ask_has_no_exemplars_for_other_paper_sets():
-    from activerag.nodes.common import task_for
+    from activerag.nodes.flare import task_for
 
     for prompt_set in ("paper-strategyqa", "paper-asqa"):
         with pytest.raises(ActiveRagError, match="self-ask has exemplars for 2WikiMultihopQA"):
@@ -274,7 +275,7 @@ async def test_exemplar_documents_follow_an_ingest(monkeypatch):
     from activerag.nodes.prompts import Exemplar, Task
 
     task = Task("Answer.", (Exemplar("Which river flows through Vesk?", "The Ora."),))
-    monkeypatch.setattr("activerag.nodes.common.task_for", lambda ctx, kind="cot": task)
+    monkeypatch.setattr("activerag.nodes.flare.task_for", lambda ctx, kind="cot": task)
     found = retriever()
     lm = ScriptedLM([ends("Alpha was born in Kelmor."), ends("Alpha was born in Kelmor.")])
     graph = build_flare_graph(lm=lm, retriever=found, splitter=SPLIT)

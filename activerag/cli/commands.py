@@ -84,7 +84,7 @@ def ingest(args: argparse.Namespace, settings: Settings) -> int:
 def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.evaluation import evaluate
     from activerag.evaluation.datasets import load_dataset
-    from activerag.graphs.methods import METHODS, unknown_method_error
+    from activerag.graphs.registry import METHODS, unknown_method_error
 
     at_least_one(args, "n", "concurrency")
     if args.rescore:

@@ -36,8 +36,8 @@ class Endpoint:
 def family(name: str) -> Family:
     """Which LM options method NAME reads: FB-RAG's, the single LM's, both (the app), or none
     (a graph built with its own LM)."""
-    from activerag.graphs.apps import graph as app_graph
-    from activerag.graphs.methods import FB_RAG_GRAPHS, METHODS, OWN_GRAPHS
+    from activerag.graphs.app import graph as app_graph
+    from activerag.graphs.registry import FB_RAG_GRAPHS, METHODS, OWN_GRAPHS
 
     graph = METHODS[name][0]
     if id(graph) not in OWN_GRAPHS:
@@ -59,7 +59,7 @@ def fb_endpoints(ctx: Any, light: bool = True) -> list[Endpoint]:
 def needed(name: str, ctx: Any, with_context: bool) -> list[Endpoint]:
     """The endpoints method NAME asks under CTX (the app asks FB-RAG's WITH_CONTEXT only)."""
     from activerag.graphs.fb_rag import graph as fb_rag_graph
-    from activerag.graphs.methods import METHODS
+    from activerag.graphs.registry import METHODS
 
     kind = family(name)
     if kind == "fb":

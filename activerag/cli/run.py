@@ -70,8 +70,8 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
 
 async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     """Answer args.question with args.method, printing as asked; the final state."""
-    from activerag.graphs.methods import method
-    from activerag.nodes.question import checked_question
+    from activerag.graphs.registry import method
+    from activerag.nodes.base import checked_question
 
     # refused before any server is asked, so that a bad question costs nothing
     given: dict[str, Any] = {"question": checked_question(utf8_question(args.question))}
@@ -137,8 +137,9 @@ async def stream(args: argparse.Namespace, settings: Settings, graph: Any, given
 
 
 def demo(args: argparse.Namespace, settings: Settings) -> int:
+    from activerag.answers import extract_answer
     from activerag.demo import DEMO_CORPUS, load_demo_questions
-    from activerag.evaluation.metrics import exact_match, extract_answer
+    from activerag.evaluation.metrics import exact_match
     from activerag.serving import server
     from activerag.stores.corpus import Corpus
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from activerag.demo import load_demo_questions
 from activerag.errors import ActiveRagError
-from activerag.evaluation.paper import shared_data
+from activerag.settings import shared_data
 
 Kind = Literal["short", "yesno", "long", "longbench"]
 """longbench: a long-context row, its whole (first-line) answer scored by LongBench's qa_f1."""

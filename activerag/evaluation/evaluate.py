@@ -23,22 +23,15 @@ from typing import Any
 from tqdm import tqdm
 
 from activerag import durable
+from activerag.answers import extract_answer
 from activerag.context import FBRagContext, FlareContext, ServingContext
 from activerag.errors import ActiveRagError
 from activerag.evaluation.datasets import Example, load_dataset
-from activerag.evaluation.metrics import (
-    best_prf,
-    exact_match,
-    extract_answer,
-    qa_f1,
-    rouge_l,
-    str_em,
-    yes_no,
-)
+from activerag.evaluation.metrics import best_prf, exact_match, qa_f1, rouge_l, str_em, yes_no
 from activerag.evaluation.summaries import summarise as summarise
 from activerag.evaluation.summaries import summarise_methods
 from activerag.evaluation.tables import summary_markdown
-from activerag.graphs.methods import method
+from activerag.graphs.registry import method
 from activerag.locks import WriterLock
 from activerag.serving.replicas import sticky
 from activerag.serving.server import vllm_counters

@@ -20,7 +20,7 @@ from activerag.context import FlareContext
 from activerag.evaluation.datasets import Example
 from activerag.evaluation.evaluate import Run, evaluate
 from activerag.evaluation.tables import markdown_table, shortfall
-from activerag.graphs.methods import method
+from activerag.graphs.registry import method
 
 # The β sweep's masking modes beyond the paper's per-token masking (label -> settings).
 MASKINGS: dict[str, dict[str, Any]] = {

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from activerag.answers import normalize
 from activerag.demo import load_demo_questions
 from activerag.errors import ActiveRagError
 from activerag.evaluation.datasets import Example, hotpotqa, twowiki, twowiki500
-from activerag.evaluation.metrics import normalize
 
 HELD_OUT_2WIKI = 500
 """The first 500 questions of the 1,000-question 2Wiki file are evaluation questions (every

@@ -13,7 +13,7 @@ from activerag.context import FBRagContext, FlareContext
 from activerag.demo import DEMO_CORPUS, load_demo_questions
 from activerag.errors import LMServerUnreachable
 from activerag.graphs.fb_rag import build_baseline_graph, build_fb_rag_graph
-from activerag.graphs.methods import FB_RAG_GRAPHS, METHODS, method
+from activerag.graphs.registry import FB_RAG_GRAPHS, METHODS, method
 
 pytestmark = pytest.mark.integration
 
@@ -109,7 +109,7 @@ async def test_each_method_answers_a_question_without_a_context_from_the_store(
 async def test_the_app_sends_a_question_with_its_context_to_fb_rag_on_both_servers(
         vllm_url, strong_url, row):
     from activerag.context import AppContext
-    from activerag.graphs.apps import graph
+    from activerag.graphs.app import graph
 
     given = {"question": row["question"], "context": row["context"]}
     out = await graph.ainvoke(given, context=AppContext(

@@ -10,12 +10,12 @@ from dataclasses import replace
 
 import pytest
 
+from activerag.answers import find_answer
 from activerag.context import FlareContext
 from activerag.demo import load_demo_questions
 from activerag.errors import ActiveRagError
-from activerag.evaluation.metrics import find_answer
-from activerag.evaluation.paper import shared_data
-from activerag.graphs.methods import FB_RAG_GRAPHS, METHODS, method
+from activerag.graphs.registry import FB_RAG_GRAPHS, METHODS, method
+from activerag.settings import shared_data
 from activerag.stores.corpus import Corpus
 
 pytestmark = pytest.mark.integration

@@ -3,9 +3,9 @@
 
 import pytest
 
+from activerag.answers import extract_answer, normalize
 from activerag.context import ReplugContext
 from activerag.demo import load_demo_questions
-from activerag.evaluation.metrics import extract_answer, normalize
 from activerag.graphs.replug import build_replug_graph
 from activerag.nodes.replug_logic import choose
 from activerag.serving.token_lm import VLLMTokens

@@ -14,9 +14,7 @@ from activerag.context import (
     ServingContext,
 )
 from activerag.errors import ActiveRagError
-from activerag.graphs.apps import graph as app_graph
-from activerag.graphs.baselines import no_retrieval_graph, single_graph
-from activerag.graphs.emitting import instruct_graph, self_ask_graph
+from activerag.graphs.app import graph as app_graph
 from activerag.graphs.fb_rag import graph as fb_rag_graph
 from activerag.graphs.fb_rag import (
     long_context_graph,
@@ -25,9 +23,12 @@ from activerag.graphs.fb_rag import (
     vanilla_rag_graph,
 )
 from activerag.graphs.flare import graph, next_sentence_graph
-from activerag.graphs.passive import previous_sentence_graph, previous_window_graph
+from activerag.graphs.flare_instruct import instruct_graph
+from activerag.graphs.previous import previous_sentence_graph, previous_window_graph
 from activerag.graphs.replug import flare_replug_graph
 from activerag.graphs.replug import graph as replug_graph
+from activerag.graphs.self_ask import self_ask_graph
+from activerag.graphs.single import no_retrieval_graph, single_graph
 
 METHODS: dict[str, tuple[Any, dict[str, Any]]] = {
     "none": (no_retrieval_graph, {}),

@@ -8,7 +8,7 @@ from typing import Literal
 
 from langchain_core.documents import Document
 
-from activerag.evaluation.metrics import find_answer
+from activerag.answers import find_answer
 
 # (token text, probability, start offset in the sentence)
 TokenProb = tuple[str, float, int]

@@ -5,21 +5,15 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
-from activerag.nodes.common import (
-    Node,
-    Update,
-    generate_unit,
-    prompt_documents,
-    shots,
-    unit_update,
-)
-from activerag.nodes.logic import last_follow_up
+from activerag.nodes.base import Update
+from activerag.nodes.flare import FlareNode, generate_unit, prompt_documents, shots, unit_update
+from activerag.nodes.flare_logic import last_follow_up
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import FOLLOW_UP, INTERMEDIATE, self_ask_prompt
 from activerag.state import FlareState, Step
 
 
-def make_generate_segment(parts: Parts) -> Node:
+def make_generate_segment(parts: Parts) -> FlareNode:
     """Node: generate until the model asks for an intermediate answer; emit its follow-up.
 
     Stopping at "Intermediate answer:" is a pause for retrieval, not the end of the answer.

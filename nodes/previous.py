@@ -5,8 +5,8 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
-from activerag.nodes.common import Update
-from activerag.nodes.logic import window_query
+from activerag.nodes.base import Update
+from activerag.nodes.flare_logic import window_query
 from activerag.state import FlareState
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
-from activerag.nodes.common import Node, Update, generate_unit, prompt_documents, unit_update
-from activerag.nodes.logic import split_search
+from activerag.nodes.base import Update
+from activerag.nodes.flare import FlareNode, generate_unit, prompt_documents, unit_update
+from activerag.nodes.flare_logic import split_search
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import SEARCH_CLOSE, SEARCH_OPEN, instruct_prompt
 from activerag.serving.lm import LM
@@ -25,7 +26,7 @@ async def bracket_ids(lm: LM) -> list[int]:
     return ids
 
 
-def make_generate_with_search(parts: Parts) -> Node:
+def make_generate_with_search(parts: Parts) -> FlareNode:
     """Node: generate until a search is asked for; only generated text is parsed for one.
 
     "[" gets +search_bias (Appendix A); right after a search the next search_ban_tokens tokens

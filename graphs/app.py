@@ -14,9 +14,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from activerag.context import AppContext
-from activerag.graphs.baselines import single_graph
 from activerag.graphs.fb_rag import graph as fb_rag_graph
 from activerag.graphs.flare import graph as flare_graph
+from activerag.graphs.single import single_graph
 from activerag.nodes import app
 from activerag.state import AppInput, AppOutput, AppState
 

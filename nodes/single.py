@@ -5,13 +5,14 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
-from activerag.nodes.common import Node, Update, generate_unit, lm_cost
-from activerag.nodes.logic import answer_end
+from activerag.nodes.base import Update, lm_cost
+from activerag.nodes.flare import FlareNode, generate_unit
+from activerag.nodes.flare_logic import answer_end
 from activerag.nodes.parts import Parts
 from activerag.state import FlareState, StepTrace
 
 
-def make_generate_answer(parts: Parts) -> Node:
+def make_generate_answer(parts: Parts) -> FlareNode:
     """Node: y = LM([D_x, x]) in one call (no documents when none were retrieved).
 
     The answer ends with the sentence that gives the answer, like every other method's.

@@ -1,0 +1,52 @@
+"""What the nodes of every family share: the update type, the node types, the question check,
+the cost counters of LM calls and the start of a clean run."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeAlias, TypeVar
+
+from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
+
+from activerag.errors import EmptyQuestion
+from activerag.serving.lm import Generation
+from activerag.state import COUNTERS
+
+Update = dict[str, Any]
+"""A node's partial state update."""
+S = TypeVar("S")
+C = TypeVar("C")
+Node: TypeAlias = Callable[[S, Runtime[C]], Awaitable[Update]]
+"""A node of a graph with state S and context C: Node[FlareState, FlareContext] is FLARE's."""
+
+INVISIBLE = frozenset({"Cf", "Zs", "Cc"})
+"""Unicode categories that show nothing: format characters (zero-width space and joiners, the
+BOM, direction marks), space separators, control characters."""
+
+
+def checked_question(raw: str | None) -> str:
+    """RAW without surrounding whitespace; EmptyQuestion when none of its characters is
+    visible (all whitespace, zero-width, format or control characters)."""
+    question = (raw or "").strip()
+    if not any(not c.isspace() and unicodedata.category(c) not in INVISIBLE for c in question):
+        raise EmptyQuestion("the question is empty (it holds no visible character); pass a "
+                            "non-empty 'question'")
+    return question
+
+
+def fresh_run(state: Any, *, summed: bool = True, **fields: Any) -> Update:
+    """The start of every run: the checked question, an empty trace and retrieved titles, zero
+    costs, and FIELDS. SUMMED: the state sums its counters (reducers), so they are overwritten,
+    not added to, and a second run on the same thread inherits nothing of the first."""
+    zero: Callable[[Any], Any] = Overwrite if summed else (lambda v: v)
+    return {"question": checked_question(state.get("question")), **fields,
+            "trace": zero([]), "retrieved_titles": zero([]),
+            **{name: zero(0) for name in COUNTERS}}
+
+
+def lm_cost(*gens: Generation) -> Update:
+    """The cost counters of some LM calls, as a state update."""
+    return {"lm_calls": len(gens), "generated_tokens": sum(g.generated_tokens for g in gens),
+            "prompt_tokens": sum(g.prompt_tokens for g in gens)}
