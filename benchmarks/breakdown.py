@@ -37,7 +37,6 @@ import argparse
 import asyncio
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -46,17 +45,15 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import serverprobe
+from publish import publish
 
-import serverprobe  # noqa: E402
-from publish import publish  # noqa: E402
-
-from activerag import durable  # noqa: E402
-from activerag.context import FlareContext  # noqa: E402
-from activerag.evaluation.datasets import Example, load_dataset  # noqa: E402
-from activerag.graphs.registry import method  # noqa: E402
-from activerag.nodes.parts import Parts  # noqa: E402
-from activerag.serving.replicas import sticky  # noqa: E402
+from activerag import durable
+from activerag.context import FlareContext
+from activerag.evaluation.datasets import Example, load_dataset
+from activerag.graphs.registry import method
+from activerag.nodes.parts import Parts
+from activerag.serving.replicas import sticky
 
 PARTS = ("lm_prefill", "lm_decode", "lm_stream_end", "token_handling", "retrieval",
          "checkpoints", "orchestration")

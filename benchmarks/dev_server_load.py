@@ -4,12 +4,13 @@ crosstalk.
     python benchmarks/dev_server_load.py [--runs 32] [--jobs N] [--base-url URL] [--store DIR]
                                          [--out results/dev-server-load.md]
 
-Starts `langgraph dev` as the integration tests do (activerag.dev_server), over a BM25 store of
-the demo corpus made for the run (or --store), and the vLLM server of ACTIVERAG_BASE_URL /
---base-url (`activerag serve`). One warm-up run of a question outside the set goes first and
-alone; then RUNS distinct demo questions are sent at once through langgraph_sdk, each on a
-thread of its own, with the server allowed to execute JOBS runs at once (default: RUNS).
-Latency is each run's wall time from its request to its answer, as the client sees it.
+Starts `langgraph dev` as the integration tests do (activerag.testing.dev_server), over a BM25
+store of the demo corpus made for the run (or --store), and the vLLM server of
+ACTIVERAG_BASE_URL / --base-url (`activerag serve`). One warm-up run of a question outside the
+set goes first and alone; then RUNS distinct demo questions are sent at once through
+langgraph_sdk, each on a thread of its own, with the server allowed to execute JOBS runs at
+once (default: RUNS). Latency is each run's wall time from its request to its answer, as the
+client sees it.
 
 Crosstalk is checked per run from the thread's state and history (the server's checkpointer):
 the final state's question is the one sent and its answer and trace are the run's output; and
@@ -41,12 +42,12 @@ from publish import publish
 
 from activerag.context import FlareContext
 from activerag.demo import DEMO_CORPUS, load_demo_questions
-from activerag.dev_server import dev_server
 from activerag.nodes import flare as flare_nodes
 from activerag.nodes.parts import Parts
 from activerag.serving import server
 from activerag.settings import Settings
 from activerag.stores.corpus import Corpus
+from activerag.testing.dev_server import dev_server
 
 ROOT = Path(__file__).resolve().parents[1]
 

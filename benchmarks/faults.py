@@ -40,18 +40,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from publish import publish
+
+from activerag.demo import DEMO_CORPUS
+from activerag.evaluation.datasets import load_dataset
+from activerag.serving import server
+from activerag.serving.replicas import home
+from activerag.stores.documents import read_corpus
+from activerag.testing import processes as realprocs
+from activerag.testing.netcheck import listening_addresses
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-
-import realprocs  # noqa: E402  (the integration tests' helpers, in tests/)
-from netcheck import listening_addresses  # noqa: E402
-from publish import publish  # noqa: E402
-
-from activerag.demo import DEMO_CORPUS  # noqa: E402
-from activerag.evaluation.datasets import load_dataset  # noqa: E402
-from activerag.serving import server  # noqa: E402
-from activerag.serving.replicas import home  # noqa: E402
-from activerag.stores.documents import read_corpus  # noqa: E402
 
 QUESTION = "In which city was the founder of Daeselin Company born?"
 RECONNECT = 300
@@ -345,7 +344,8 @@ def fault_stale_pid(url: str, work: Path) -> Row:
 
 def loopback_row(addresses: dict[str, set[str]]) -> Row:
     wide = [k for k, v in addresses.items() if v != {"127.0.0.1"}]
-    return Row("g. the servers' listening addresses (kernel socket tables, tests/netcheck.py)",
+    return Row("g. the servers' listening addresses (kernel socket tables, "
+               "activerag/testing/netcheck.py)",
                "; ".join(f"vLLM {k}: {', '.join(sorted(v)) or 'nothing'}"
                          for k, v in addresses.items())
                + (f"; {len(wide)} listened beyond 127.0.0.1" if wide else

@@ -37,20 +37,17 @@ import argparse
 import asyncio
 import math
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import serverprobe
+from publish import publish
 
-import serverprobe  # noqa: E402
-from publish import publish  # noqa: E402
-
-from activerag.evaluation import evaluate  # noqa: E402
-from activerag.evaluation.datasets import Example, load_dataset  # noqa: E402
-from activerag.serving.server import server_models  # noqa: E402
+from activerag.evaluation import evaluate
+from activerag.evaluation.datasets import Example, load_dataset
+from activerag.serving.server import server_models
 
 
 class TimedRun(evaluate.Run):

@@ -1,17 +1,13 @@
-"""Shared test setup: the test helpers on the path, and no network calls from unit tests."""
+"""Shared test setup: no network calls from unit tests."""
 
 import errno
 import ipaddress
 import socket
-import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 _INET = (socket.AF_INET, socket.AF_INET6)
 _listening: weakref.WeakSet[socket.socket] = weakref.WeakSet()

@@ -2,7 +2,6 @@
 answer stands, an unsure one is answered again by FLARE, and the costs add up."""
 
 import pytest
-from scripted import ScriptedLM, ScriptedSampler, WordTokens, ends
 from test_fb_rag_graph import CONTEXT, QUESTION, RATIONALE
 from test_fb_rag_graph import context as fb_context
 
@@ -17,6 +16,7 @@ from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
+from activerag.testing.scripted import ScriptedLM, ScriptedSampler, WordTokens, ends
 
 Q = "Where was Alpha Beta born?"
 

@@ -7,8 +7,6 @@ from collections.abc import Sequence
 import pytest
 from fakeserver import FakeServer, QuietHandler, serving
 from langchain_core.documents import Document
-from scripted import ScriptedLM, ScriptedSampler, WordTokens, ends, sentence
-from scripted_tokens import ScriptedTokenLM, says
 from test_replug_graph import QUESTION, retriever
 
 from activerag.context import FBRagContext, FlareContext
@@ -18,6 +16,8 @@ from activerag.serving.lm import LMServerError, VLLMClient
 from activerag.serving.token_lm import VLLMTokens
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
+from activerag.testing.scripted import ScriptedLM, ScriptedSampler, WordTokens, ends, sentence
+from activerag.testing.scripted_tokens import ScriptedTokenLM, says
 
 
 def test_replug_keeps_its_own_k_whatever_flares():

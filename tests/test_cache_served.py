@@ -6,9 +6,8 @@ import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from scripted import EOS, ScriptedLM, ends
-
 from activerag.serving.cache import CachedLM, served_identity
+from activerag.testing.scripted import EOS, ScriptedLM, ends
 
 
 class NamedLM:

@@ -2,11 +2,11 @@
 LM request and with no traceback (issue #19, item 9)."""
 
 import pytest
-from scripted import ScriptedLM, ends
 from test_graph_routing import QUESTION, graph
 
 from activerag import cli
 from activerag.graphs import registry
+from activerag.testing.scripted import ScriptedLM, ends
 
 NOWHERE = "http://127.0.0.1:9/v1"
 """A base URL nothing listens on: reaching the LM would say "unreachable"."""

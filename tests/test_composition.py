@@ -1,7 +1,6 @@
 """A FLARE graph is a clean subgraph: a parent app adds it as one node."""
 
 from langgraph.graph import END, START, StateGraph
-from scripted import ScriptedLM, ends
 from typing_extensions import TypedDict
 
 from activerag.context import FlareContext
@@ -10,6 +9,7 @@ from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
+from activerag.testing.scripted import ScriptedLM, ends
 
 
 class AppState(TypedDict, total=False):

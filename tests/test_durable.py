@@ -3,12 +3,12 @@ its last step on the same thread, a finished one is given back without running, 
 run of another question is refused."""
 
 import pytest
-from scripted import ScriptedLM, ends, sentence
 from test_graph_routing import QUESTION, graph
 
 from activerag import durable
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError
+from activerag.testing.scripted import ScriptedLM, ends, sentence
 
 CTX = FlareContext(theta=0.5, max_sentences=3)
 

@@ -2,8 +2,6 @@
 characters only) is empty, for every graph's start node (issue #19, item 13)."""
 
 import pytest
-from scripted import ScriptedLM, ScriptedSampler, WordTokens
-from scripted_tokens import ScriptedTokenLM, says
 from test_app import app
 from test_fb_rag_graph import CONTEXT, RATIONALE
 from test_fb_rag_graph import context as fb_context
@@ -15,6 +13,8 @@ from activerag.errors import EmptyQuestion
 from activerag.graphs.fb_rag import build_fb_rag_graph
 from activerag.graphs.replug import build_replug_graph
 from activerag.nodes.base import checked_question
+from activerag.testing.scripted import ScriptedLM, ScriptedSampler, WordTokens
+from activerag.testing.scripted_tokens import ScriptedTokenLM, says
 
 INVISIBLE = ["", "  \t\n", "\u200b\u200c\ufeff", "\u200d \u2060", "\u00a0\u2003\u3000",
              "\x00\x07\x1b", "\u200e\u200f\u202e"]

@@ -3,12 +3,12 @@ reader: every chunk is rescored, the max over samples decides, chunks reach the 
 context's order, Self-Route falls back, a long prompt is cut in the middle, bad input is named."""
 
 import pytest
-from scripted import EOS, ScriptedLM, ScriptedSampler, WordTokens, ends
 
 from activerag.context import FBRagContext
 from activerag.errors import ActiveRagError, LMServerUnreachable
 from activerag.graphs.fb_rag import build_baseline_graph, build_fb_rag_graph
 from activerag.nodes import fb_rag_logic as fb
+from activerag.testing.scripted import EOS, ScriptedLM, ScriptedSampler, WordTokens, ends
 
 PARAGRAPHS = [
     "Passage 1:\nLighthouse\nThe harbour lighthouse was designed by Ada Marlow in 1881.",

@@ -2,7 +2,6 @@
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
-from scripted import EOS, ScriptedLM, ends, sentence
 
 from activerag.context import FlareContext
 from activerag.errors import EmptyQuestion
@@ -12,6 +11,7 @@ from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
+from activerag.testing.scripted import EOS, ScriptedLM, ends, sentence
 
 QUESTION = "Where was Alpha Beta born?"
 

@@ -6,7 +6,6 @@ from collections import Counter
 
 from langgraph.graph import StateGraph
 from page_dom import draft_tokens, elements, having, svg_nodes
-from scripted import ScriptedLM, ends
 from test_graph_routing import QUESTION, graph, retriever
 from typing_extensions import TypedDict
 
@@ -17,6 +16,7 @@ from activerag.graphs import registry
 from activerag.graphs.single import build_single_graph
 from activerag.page import RunRecord, record_run, render_page, shape_for, token_colour
 from activerag.sentences import SentenceSplitter
+from activerag.testing.scripted import ScriptedLM, ends
 
 LOW_DRAFT = [ends("Alpha Beta was born in Gepu.", low={"Gepu.": 0.3}),
              ends("Alpha Beta was born in Kelmor.")]

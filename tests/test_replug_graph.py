@@ -5,8 +5,6 @@ import math
 import pytest
 from fakeserver import QuietHandler, serving
 from langgraph.checkpoint.memory import InMemorySaver
-from scripted import ScriptedLM, ends
-from scripted_tokens import EOS, ScriptedTokenLM, says
 
 from activerag.context import ReplugContext
 from activerag.graphs.replug import build_replug_graph
@@ -15,6 +13,8 @@ from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
+from activerag.testing.scripted import ScriptedLM, ends
+from activerag.testing.scripted_tokens import EOS, ScriptedTokenLM, says
 
 QUESTION = "Where was Alpha Beta born?"
 

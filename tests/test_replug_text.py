@@ -5,13 +5,13 @@ import math
 import re
 
 import pytest
-from scripted import ScriptedLM, ends
-from scripted_tokens import EOS, Belief, ScriptedTokenLM
 from test_replug_graph import ByDocument, retriever, weights
 
 from activerag.context import FlareContext, ReplugContext
 from activerag.graphs.replug import build_flare_replug_graph, build_replug_graph
 from activerag.sentences import SentenceSplitter
+from activerag.testing.scripted import ScriptedLM, ends
+from activerag.testing.scripted_tokens import EOS, Belief, ScriptedTokenLM
 
 QUESTION = "Where was Alpha Beta born?"
 DVORAK = "So the answer is Antonín Dvořák."

@@ -4,12 +4,12 @@ samples served carry the wall time of the draw that made them."""
 
 from dataclasses import dataclass, field
 
-from scripted import ScriptedLM, WordTokens, ends
 from test_fb_rag_graph import context, run
 
 from activerag.graphs.fb_rag import build_fb_rag_graph
 from activerag.serving.cache import CachedSampler
 from activerag.serving.token_lm import Samples
+from activerag.testing.scripted import ScriptedLM, WordTokens, ends
 
 
 @dataclass

@@ -3,7 +3,6 @@
 import pytest
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from scripted import EOS, ScriptedLM, ends, sentence
 
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError
@@ -17,6 +16,7 @@ from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
+from activerag.testing.scripted import EOS, ScriptedLM, ends, sentence
 
 QUESTION = "Where was Alpha Beta born?"
 SPLIT = SentenceSplitter()

@@ -1,7 +1,6 @@
 import math
 
 import pytest
-from scripted import ScriptedLM, ends, sentence
 
 from activerag.context import FlareContext
 from activerag.graphs.flare import build_flare_graph
@@ -10,6 +9,7 @@ from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
+from activerag.testing.scripted import ScriptedLM, ends, sentence
 
 
 def graph(lm):

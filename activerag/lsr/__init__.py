@@ -13,9 +13,11 @@ where score_LM is y's mean token log-probability under the served LM, prompted w
 and then the question (echo scoring). The loss is the batch mean of KL(P_R ‖ Q) (Eq. 5), with Q
 a constant: only the query encoder learns. Passage embeddings stay as the collection stores them
 (frozen document tower), so the trained encoder searches the same Chroma collection by
-`query_embeddings` and nothing is re-indexed. The official code's loss differs in four ways
-(see ../shared/design/replug-and-fb-rag.md); `direction="reverse"` gives its KL(Q ‖ P_R) for
-comparison, with the other three fixed.
+`query_embeddings` and nothing is re-indexed. The official code's loss (replug_lsr.py) differs
+in four ways: its target is one passage's per-token log-probabilities instead of Q over the
+passages; those log-probabilities are never reduced over the tokens; its KLDivLoss averages over
+batch × k instead of the batch; and its argument order computes KL(Q ‖ P_R).
+`direction="reverse"` gives that KL(Q ‖ P_R) for comparison, with the other three fixed.
 """
 
 from activerag.lsr.data import (

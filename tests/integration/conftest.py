@@ -5,12 +5,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import realprocs
 
 from activerag.demo import DEMO_CORPUS
 from activerag.serving import server
 from activerag.serving.catalogue import DEFAULT_MODEL, FAST_MODEL, CatalogueModel
 from activerag.stores.corpus import Corpus
+from activerag.testing import processes as realprocs
 
 
 @pytest.fixture(scope="session")

@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import realprocs
 
 from activerag.demo import load_demo_questions
 from activerag.serving.catalogue import DEFAULT_MODEL
 from activerag.settings import Settings
+from activerag.testing import processes as realprocs
 
 pytestmark = pytest.mark.integration
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from activerag.demo import load_demo_questions
-from activerag.dev_server import dev_server as running_dev_server
 from activerag.state import COUNTERS
+from activerag.testing.dev_server import dev_server as running_dev_server
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,7 +83,7 @@ async def test_two_runs_on_one_thread_start_clean(dev_server):
 def test_the_servers_the_tests_start_listen_on_loopback_only(dev_server, vllm_url):
     from urllib.parse import urlparse
 
-    from netcheck import listening_addresses
+    from activerag.testing.netcheck import listening_addresses
 
     for url in (dev_server, vllm_url):
         port = urlparse(url).port

@@ -8,8 +8,9 @@ import sqlite3
 import time
 
 import pytest
-import realprocs
-from realprocs import thread_state as stored
+
+from activerag.testing import processes as realprocs
+from activerag.testing.processes import thread_state as stored
 
 pytestmark = pytest.mark.integration
 QUESTION = "In which city was the founder of Daeselin Company born?"

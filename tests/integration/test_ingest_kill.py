@@ -7,10 +7,10 @@ import signal
 import time
 
 import pytest
-from realprocs import ingest, lines
 
 from activerag.stores.corpus import Corpus
 from activerag.stores.documents import read_corpus
+from activerag.testing.processes import ingest, lines
 
 pytestmark = pytest.mark.integration
 WORDS = "river bridge market harbour engineer garden letter winter company guild".split()

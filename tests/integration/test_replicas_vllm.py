@@ -5,7 +5,6 @@ its restart. No question is lost or scored twice."""
 import asyncio
 
 import pytest
-from realprocs import kill_server, settings_of, start
 
 from activerag.context import FlareContext
 from activerag.evaluation.datasets import load_dataset
@@ -13,6 +12,7 @@ from activerag.evaluation.evaluate import Run, evaluate, method_runs
 from activerag.nodes import parts
 from activerag.serving import server
 from activerag.serving.replicas import Replicas
+from activerag.testing.processes import kill_server, settings_of, start
 
 pytestmark = pytest.mark.integration
 

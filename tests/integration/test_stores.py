@@ -74,7 +74,7 @@ def chroma_server(tmp_path):
 def test_chroma_server_store(chroma_server, tmp_path):
     from urllib.parse import urlparse
 
-    from netcheck import listening_addresses
+    from activerag.testing.netcheck import listening_addresses
 
     assert listening_addresses(urlparse(chroma_server).port) == {"127.0.0.1"}
     from activerag.stores.documents import make_document

@@ -1,6 +1,10 @@
-"""A scripted token-level LM for REPLUG's unit tests: each document has a belief, a next-token
-distribution given the answer so far, and the LM answers from the belief of the document its
-prompt holds. Tokens are words with their leading space; "" is the end of sequence."""
+"""A scripted token-level LM for unit tests of REPLUG's ensemble: each document has a belief, a
+next-token distribution given the answer so far, and the LM answers from the belief of the
+document its prompt holds. Tokens are words with their leading space; "" is the end of sequence.
+
+Give a ScriptedTokenLM to `build_replug_graph` as REPLUG's token-level LM (the one its ensemble
+asks for token ids, top alternatives and echo scores), with one belief per document keyed by a
+word that document alone holds, to test how the ensemble weighs documents that disagree."""
 
 from __future__ import annotations
 
@@ -11,11 +15,16 @@ from dataclasses import dataclass, field
 from activerag.serving.token_lm import Position, Steps
 
 EOS = ""
+"""The end-of-sequence token of a belief's distribution."""
 Belief = Callable[[tuple[str, ...]], dict[str, float]]
+"""A document's next-token distribution given the answer's tokens so far."""
 
 
 def says(text: str, prob: float = 0.9, rival: str = " Gepu.") -> Belief:
-    """A document that writes TEXT word by word (each word at PROB, RIVAL next), then ends."""
+    """A document that writes TEXT word by word (each word at PROB, RIVAL next), then ends.
+
+    `says("So the answer is Vesk.")` is the belief of a document that answers Vesk; the
+    rival takes the rest of each step's mass, so the ensemble has two tokens to weigh."""
     words = [w if i == 0 else " " + w for i, w in enumerate(text.split(" "))]
 
     def belief(answer: tuple[str, ...]) -> dict[str, float]:
@@ -28,7 +37,12 @@ def says(text: str, prob: float = 0.9, rival: str = " Gepu.") -> Belief:
 
 @dataclass
 class ScriptedTokenLM:
-    """Answers every request from the belief of the document (by its marker) in the prompt."""
+    """Answers every request from the belief of the document (by its marker) in the prompt.
+
+    `ScriptedTokenLM({"Vesk": says("So the answer is Vesk."), "Ulm": says("So the answer is
+    Ulm.")})` answers a prompt holding the word Vesk from the first belief and one holding Ulm
+    from the second: greedy steps with their top alternatives, and echo scores of a given
+    continuation. `calls` records each request (its kind, prompt ids and max_tokens)."""
 
     beliefs: dict[str, Belief]
     model: str = "scripted-tokens"
@@ -45,6 +59,7 @@ class ScriptedTokenLM:
         return next(t for t, i in self._ids.items() if i == token_id)
 
     async def tokenize(self, text: str) -> list[int]:
+        """TEXT's word ids; a prompt holding a marker is remembered as that document's."""
         words = text.split(" ")
         ids = [self._id(w if i == 0 else " " + w) for i, w in enumerate(words)]
         marker = next((m for m in self.beliefs if m in text), None)
@@ -53,9 +68,11 @@ class ScriptedTokenLM:
         return ids
 
     async def context_window(self) -> int | None:
+        """The context length it was given (None: the model does not say)."""
         return self.window
 
     async def detokenize(self, ids: Sequence[int]) -> str:
+        """The words of IDS joined as they were split (each keeps its leading space)."""
         return "".join(self._token(i) for i in ids)
 
     def _split(self, prompt: Sequence[int]) -> tuple[Belief, tuple[str, ...]]:
@@ -66,6 +83,7 @@ class ScriptedTokenLM:
         raise AssertionError("a prompt the scripted LM never tokenized")
 
     async def steps(self, prompt: Sequence[int], max_tokens: int, top: int) -> Steps:
+        """Greedy continuation of PROMPT from its document's belief, TOP alternatives a step."""
         self.calls.append({"kind": "steps", "prompt": list(prompt), "max_tokens": max_tokens})
         belief, answer = self._split(prompt)
         positions: list[Position] = []
@@ -81,6 +99,7 @@ class ScriptedTokenLM:
         return Steps(positions, False, len(prompt))
 
     async def score(self, prompt: Sequence[int], continuation: Sequence[int]) -> list[float]:
+        """Each CONTINUATION token's logprob under PROMPT's document's belief (echo scoring)."""
         self.calls.append({"kind": "score", "prompt": list(prompt)})
         belief, answer = self._split(prompt)
         out = []

@@ -1,8 +1,14 @@
-"""Real processes that the integration tests and benchmarks/faults.py start, kill and stop.
+"""Real processes for integration and fault tests: start them, kill them, read what they left.
 
 vLLM servers on ports of their own (never a running one), `activerag ask`, `eval` and `ingest`
 as processes of their own (so that kill -9 is a real crash), and what they left on disk read
-back from another process.
+back from another process. A test that needs a real server of its own writes
+
+    with own_server() as base_url:
+        ...  # point the graph's context at base_url
+
+and the server is stopped afterwards, or the block fails with ServerLeftRunning. activerag's
+integration tests and benchmarks/faults.py use these.
 """
 
 import contextlib
@@ -22,6 +28,7 @@ from urllib.parse import urlparse
 from activerag.serving import server
 from activerag.serving.catalogue import FAST_MODEL, CatalogueModel
 from activerag.settings import Settings
+from activerag.testing.dev_server import free_port
 
 
 class PortTaken(RuntimeError):
@@ -30,12 +37,6 @@ class PortTaken(RuntimeError):
 
 class ServerLeftRunning(RuntimeError):
     """A server we stopped still ran, or its port still listened."""
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 def listening(host: str, port: int) -> bool:

@@ -1,5 +1,11 @@
 """Run the LangGraph dev server (what LangGraph Studio connects to) over langgraph.json's graphs,
-offline, on a port of its own: the integration tests and the load benchmark start it here."""
+offline, on a port of its own, to test graphs through the server's API as Studio runs them.
+
+    with dev_server(Path("."), Path("dev.log"), {"ACTIVERAG_BASE_URL": url}) as server_url:
+        client = langgraph_sdk.get_client(url=server_url)
+
+activerag's integration tests and its load benchmark start it so. It needs the dev extra
+(langgraph-cli[inmem])."""
 
 from __future__ import annotations
 
@@ -26,7 +32,8 @@ class DevServerError(ActiveRagError):
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port nothing listens on now (the CLI silently moves off a taken one, e.g. 2024)."""
+    """A port nothing listens on now, to start a server of one's own on (the langgraph CLI
+    silently moves off a taken one, e.g. 2024)."""
     with socket.socket() as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])

@@ -1,9 +1,12 @@
-"""Which addresses a local TCP port listens on, from the kernel's tables (Linux)."""
+"""Which addresses a local TCP port listens on, from the kernel's tables (Linux): a test checks
+that a server it started is reachable from this machine only with
+`assert listening_addresses(port) == {"127.0.0.1"}`."""
 
 import ipaddress
 from pathlib import Path
 
 LISTEN = "0A"
+"""The state column's value for a listening socket in /proc/net/tcp{,6}."""
 
 
 def listening_addresses(port: int) -> set[str]:
