@@ -12,6 +12,29 @@ from typing_extensions import TypedDict
 # same LangGraph thread starts clean.
 COUNTERS = ("lm_calls", "generated_tokens", "prompt_tokens", "retrievals", "retrieval_steps")
 
+class Costs(TypedDict, total=False):
+    """What a run cost, as every method's output reports it: the one counter set (COUNTERS)
+    and the titles retrieved; SummedCosts is the same set as the states sum it."""
+
+    lm_calls: int  # LM requests made
+    generated_tokens: int  # tokens generated, kept or not
+    prompt_tokens: int  # prompt tokens sent to the LM
+    retrievals: int  # retriever calls
+    retrieval_steps: int  # times documents were retrieved, the question's included
+    retrieved_titles: list[str]  # titles of every document retrieved, in order
+
+
+class SummedCosts(TypedDict, total=False):
+    """Costs as a state holds them: each node's update adds to the run's totals."""
+
+    lm_calls: Annotated[int, operator.add]
+    generated_tokens: Annotated[int, operator.add]
+    prompt_tokens: Annotated[int, operator.add]
+    retrievals: Annotated[int, operator.add]
+    retrieval_steps: Annotated[int, operator.add]
+    retrieved_titles: Annotated[list[str], operator.add]
+
+
 # (token text, probability, start offset in its text)
 TokenProb = tuple[str, float, int]
 
@@ -70,21 +93,15 @@ class FlareInput(TypedDict):
     question: str  # the user input x
 
 
-class FlareOutput(TypedDict):
+class FlareOutput(Costs):
     """What a caller gets back."""
 
     answer: str  # the accepted sentences, joined
     trace: list[StepTrace]  # one entry per accepted sentence
     answer_tokens: NotRequired[int]  # tokens in the answer
-    lm_calls: NotRequired[int]  # LM requests made
-    generated_tokens: NotRequired[int]  # tokens generated, kept or not
-    prompt_tokens: NotRequired[int]  # prompt tokens sent to the LM
-    retrievals: NotRequired[int]  # retriever calls
-    retrieval_steps: NotRequired[int]  # times documents were retrieved, the question's included
-    retrieved_titles: NotRequired[list[str]]  # titles of every document retrieved, in order
 
 
-class FlareState(TypedDict):
+class FlareState(SummedCosts):
     """Internal state of the FLARE family of graphs."""
 
     question: str  # the user input x
@@ -95,12 +112,6 @@ class FlareState(TypedDict):
     documents: NotRequired[list[Document]]  # the last retrieved documents (kept in prompts)
     answer_tokens: NotRequired[int]  # tokens in the accepted answer
     done: NotRequired[bool]  # generation has ended
-    lm_calls: NotRequired[Annotated[int, operator.add]]  # LM requests made
-    generated_tokens: NotRequired[Annotated[int, operator.add]]  # tokens generated, kept or not
-    prompt_tokens: NotRequired[Annotated[int, operator.add]]  # prompt tokens sent to the LM
-    retrievals: NotRequired[Annotated[int, operator.add]]  # retriever calls
-    retrieval_steps: NotRequired[Annotated[int, operator.add]]  # retrievals, the question's too
-    retrieved_titles: NotRequired[Annotated[list[str], operator.add]]  # every retrieved title
 
 
 class ReplugTrace(TypedDict):
@@ -116,23 +127,17 @@ class ReplugTrace(TypedDict):
     candidates: NotRequired[list[tuple[str, float]]]  # answer modes: each answer and its score
 
 
-class ReplugOutput(TypedDict):
+class ReplugOutput(Costs):
     """What a caller of a REPLUG graph gets back (FLARE's output, REPLUG's trace)."""
 
     answer: str  # the answer
     trace: list[ReplugTrace]  # one entry per sentence (answer modes: one entry)
     answer_tokens: NotRequired[int]  # tokens in the answer
-    lm_calls: NotRequired[int]  # LM requests made
-    generated_tokens: NotRequired[int]  # tokens generated, kept or not
-    prompt_tokens: NotRequired[int]  # prompt tokens sent to the LM
-    retrievals: NotRequired[int]  # retriever calls
-    retrieval_steps: NotRequired[int]  # times documents were retrieved
-    retrieved_titles: NotRequired[list[str]]  # titles of every document retrieved
     certified: NotRequired[float]  # share of answer tokens the top-N view made exact
     cut_documents: NotRequired[list[str]]  # a note per document cut to fit the context window
 
 
-class ReplugState(TypedDict):
+class ReplugState(SummedCosts):
     """Internal state of the REPLUG graphs."""
 
     question: str  # the user input x
@@ -152,12 +157,6 @@ class ReplugState(TypedDict):
     done: NotRequired[bool]  # generation has ended
     certified: NotRequired[float]  # share of answer tokens that were certified
     trace: NotRequired[Annotated[list[ReplugTrace], operator.add]]  # traced sentences
-    lm_calls: NotRequired[Annotated[int, operator.add]]  # LM requests made
-    generated_tokens: NotRequired[Annotated[int, operator.add]]  # tokens generated
-    prompt_tokens: NotRequired[Annotated[int, operator.add]]  # prompt tokens sent
-    retrievals: NotRequired[Annotated[int, operator.add]]  # retriever calls
-    retrieval_steps: NotRequired[Annotated[int, operator.add]]  # retrievals
-    retrieved_titles: NotRequired[Annotated[list[str], operator.add]]  # every retrieved title
     cut_documents: NotRequired[list[str]]  # a note per document cut to fit the context window
 
 
@@ -177,7 +176,7 @@ class ChunkInfo(TypedDict):
     text: str  # the chunk
 
 
-class FBRagOutput(TypedDict):
+class FBRagOutput(Costs):
     """What a caller of the FB-RAG graphs gets back."""
 
     answer: str  # the reader's answer
@@ -190,11 +189,6 @@ class FBRagOutput(TypedDict):
     selected_spans: list[tuple[int, int]]  # their word spans in the context
     truncated_tokens: NotRequired[int]  # prompt tokens cut from the middle to fit a window
     stage_seconds: dict[str, float]  # wall time of each stage
-    lm_calls: NotRequired[int]  # LM requests made (light and strong)
-    generated_tokens: NotRequired[int]  # tokens generated
-    prompt_tokens: NotRequired[int]  # prompt tokens sent
-    retrievals: NotRequired[int]  # store searches (a question without its own context)
-    retrieved_titles: NotRequired[list[str]]  # titles of passages retrieved from the store
 
 
 def merge_seconds(old: dict[str, float] | None, new: dict[str, float] | None) -> dict[str, float]:
@@ -207,7 +201,7 @@ def merge_seconds(old: dict[str, float] | None, new: dict[str, float] | None) ->
     return out
 
 
-class FBRagState(TypedDict):
+class FBRagState(SummedCosts):
     """Internal state of the FB-RAG graphs."""
 
     question: str  # the question
@@ -224,11 +218,6 @@ class FBRagState(TypedDict):
     route: NotRequired[str]  # the path that answered
     truncated_tokens: NotRequired[Annotated[int, operator.add]]  # cut to fit windows
     stage_seconds: NotRequired[Annotated[dict[str, float], merge_seconds]]  # time per stage
-    lm_calls: NotRequired[Annotated[int, operator.add]]  # LM requests made
-    generated_tokens: NotRequired[Annotated[int, operator.add]]  # tokens generated
-    prompt_tokens: NotRequired[Annotated[int, operator.add]]  # prompt tokens sent
-    retrievals: NotRequired[Annotated[int, operator.add]]  # store searches
-    retrieved_titles: NotRequired[Annotated[list[str], operator.add]]  # retrieved titles
 
 
 class AppInput(TypedDict):
@@ -237,7 +226,7 @@ class AppInput(TypedDict):
     context: NotRequired[str]  # its own long context, if it has one (then FB-RAG answers)
 
 
-class AppOutput(TypedDict):
+class AppOutput(Costs):
     """What the adaptive QA app gives back: the answer, the route that gave it, and the
     output of every method graph it ran."""
     answer: str  # the answer of the last method that ran
@@ -245,13 +234,7 @@ class AppOutput(TypedDict):
     confidence: NotRequired[float | None]  # single's geometric-mean token probability
     trace: NotRequired[list[StepTrace]]  # the answering graph's sentences (none for FB-RAG)
     runs: NotRequired[dict[str, dict]]  # each method graph's whole output, by name
-    lm_calls: NotRequired[int]  # LM requests made, every method's
-    generated_tokens: NotRequired[int]  # tokens generated, every method's
-    prompt_tokens: NotRequired[int]  # prompt tokens sent, every method's
-    retrievals: NotRequired[int]  # retriever calls, every method's
-    retrieval_steps: NotRequired[int]  # times documents were retrieved, every method's
     answer_tokens: NotRequired[int]  # tokens in the answer
-    retrieved_titles: NotRequired[list[str]]  # titles of every document retrieved, in order
 
 
 class AppState(AppOutput, total=False):

@@ -3,7 +3,7 @@ and its long context in, the strong reader's answer out, with the chunks each st
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeAlias
 
 from langchain_core.retrievers import BaseRetriever
 from langgraph.graph import END, START, StateGraph
@@ -13,19 +13,23 @@ from langgraph.types import Checkpointer
 from activerag.context import FBRagContext
 from activerag.graphs.base import LM_RETRY
 from activerag.nodes import fb_rag, prompts
+from activerag.nodes.base import Node
 from activerag.nodes.fb_rag import FBParts
 from activerag.nodes.parts import Parts
 from activerag.serving.lm import LM
-from activerag.serving.token_lm import TokenLM
+from activerag.serving.token_lm import Sampler, TokenLM
 from activerag.state import FBRagInput, FBRagOutput, FBRagState
 
 FBRagGraph = CompiledStateGraph[FBRagState, FBRagContext, FBRagInput, FBRagOutput]
 Baseline = Literal["long_context", "vanilla_rag", "op_rag", "self_route"]
 
 
-def _parts(lm: LM | None, tokens: TokenLM | None, light: object,
+FBRagNode: TypeAlias = Node[FBRagState, FBRagContext]
+
+
+def _parts(lm: LM | None, token_lm: TokenLM | None, light_lm: Sampler | None,
            retriever: BaseRetriever | None) -> FBParts:
-    return FBParts(Parts(lm=lm, token_lm=tokens, retriever=retriever), light)
+    return FBParts(Parts(lm=lm, token_lm=token_lm, retriever=retriever), light_lm)
 
 
 def _graph() -> StateGraph[FBRagState, FBRagContext, FBRagInput, FBRagOutput]:
@@ -33,20 +37,24 @@ def _graph() -> StateGraph[FBRagState, FBRagContext, FBRagInput, FBRagOutput]:
                       output_schema=FBRagOutput)
 
 
-def build_fb_rag_graph(lm: LM | None = None, tokens: TokenLM | None = None,
-                       light: object = None, retriever: BaseRetriever | None = None, *,
-                       name: str = "fb_rag", checkpointer: Checkpointer = None) -> FBRagGraph:
+def build_fb_rag_graph(lm: LM | None = None, token_lm: TokenLM | None = None,
+                       light_lm: Sampler | None = None, retriever: BaseRetriever | None = None,
+                       *, sample: FBRagNode | None = None, rerank: FBRagNode | None = None,
+                       generate: FBRagNode | None = None, name: str = "fb_rag",
+                       checkpointer: Checkpointer = None) -> FBRagGraph:
     """Compile FB-RAG: chunk the context, stage I (the question's BM25 chunks, X words),
     stage II (K samples of the light LM over them), rerank every chunk by the max over samples,
-    stage III (the strong LM reads the best Y words in the context's order). LM, TOKENS: the
-    strong reader and its tokenizer; LIGHT: the sampler; unset parts come from the context."""
-    parts = _parts(lm, tokens, light, retriever)
+    stage III (the strong LM reads the best Y words in the context's order). LM, TOKEN_LM: the
+    strong reader and its tokenizer; LIGHT_LM: the sampler; SAMPLE, RERANK, GENERATE swap
+    those nodes; unset parts come from the context."""
+    parts = _parts(lm, token_lm, light_lm, retriever)
     g = _graph()
     g.add_node("prepare", fb_rag.make_prepare(parts), retry_policy=LM_RETRY)
     g.add_node("recall_retrieve", fb_rag.recall_retrieve)
-    g.add_node("sample", fb_rag.make_sample(parts), retry_policy=LM_RETRY)
-    g.add_node("rerank", fb_rag.rerank)
-    g.add_node("generate", fb_rag.make_generate(parts, "fb_rag"), retry_policy=LM_RETRY)
+    g.add_node("sample", sample or fb_rag.make_sample(parts), retry_policy=LM_RETRY)
+    g.add_node("rerank", rerank or fb_rag.rerank)
+    g.add_node("generate", generate or fb_rag.make_generate(parts, "fb_rag"),
+               retry_policy=LM_RETRY)
     g.add_edge(START, "prepare")
     g.add_edge("prepare", "recall_retrieve")
     g.add_edge("recall_retrieve", "sample")
@@ -56,14 +64,16 @@ def build_fb_rag_graph(lm: LM | None = None, tokens: TokenLM | None = None,
     return g.compile(name=name, checkpointer=checkpointer)
 
 
-def build_baseline_graph(kind: Baseline, lm: LM | None = None, tokens: TokenLM | None = None,
+def build_baseline_graph(kind: Baseline, lm: LM | None = None, token_lm: TokenLM | None = None,
                          retriever: BaseRetriever | None = None, *,
+                         generate: FBRagNode | None = None,
                          checkpointer: Checkpointer = None) -> FBRagGraph:
     """Compile one of FB-RAG's baselines over the same nodes: long_context (the whole context,
     cut in the middle to fit), vanilla_rag (the question's best chunks, best first), op_rag
     (the same chunks in the context's order) or self_route (OP-RAG whose reader may answer
-    "unanswerable", then the whole context)."""
-    parts = _parts(lm, tokens, None, retriever)
+    "unanswerable", then the whole context). GENERATE swaps the reader of the chosen chunks
+    (every kind but long_context)."""
+    parts = _parts(lm, token_lm, None, retriever)
     g = _graph()
     g.add_node("prepare", fb_rag.make_prepare(parts), retry_policy=LM_RETRY)
     g.add_edge(START, "prepare")
@@ -75,7 +85,7 @@ def build_baseline_graph(kind: Baseline, lm: LM | None = None, tokens: TokenLM |
     g.add_node("select", fb_rag.make_select("score" if kind == "vanilla_rag" else "original"))
     instruction = prompts.SELF_ROUTE if kind == "self_route" else prompts.READ
     route = "vanilla_rag" if kind == "vanilla_rag" else "op_rag"
-    g.add_node("generate", fb_rag.make_generate(parts, route, instruction),
+    g.add_node("generate", generate or fb_rag.make_generate(parts, route, instruction),
                retry_policy=LM_RETRY)
     g.add_edge("prepare", "select")
     g.add_edge("select", "generate")

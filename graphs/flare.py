@@ -19,9 +19,9 @@ def build_flare_graph(
     retriever: BaseRetriever | None = None,
     splitter: SentenceSplitter | None = None,
     *,
-    gate: FlareNode | object | None = None,
-    formulate_query: FlareNode | object | None = None,
-    regenerate: FlareNode | object | None = None,
+    gate: FlareNode | None = None,
+    formulate_query: FlareNode | None = None,
+    regenerate: FlareNode | None = None,
     name: str = "flare",
     checkpointer: Checkpointer = None,
 ) -> Compiled:
@@ -34,11 +34,11 @@ def build_flare_graph(
     g = new_graph()
     add_start(g, parts, "draft")
     g.add_node("draft", flare.make_draft(parts), retry_policy=LM_RETRY)
-    g.add_node("confidence_gate", gate or triggers.trigger_gate)  # type: ignore[arg-type]
-    g.add_node("formulate_query", formulate_query or flare.make_formulate_query(parts),  # type: ignore[arg-type]
+    g.add_node("confidence_gate", gate or triggers.trigger_gate)
+    g.add_node("formulate_query", formulate_query or flare.make_formulate_query(parts),
                retry_policy=LM_RETRY)
     g.add_node("retrieve", flare.make_retrieve(parts))
-    g.add_node("regenerate", regenerate or flare.make_generate(parts, "sentence"),  # type: ignore[arg-type]
+    g.add_node("regenerate", regenerate or flare.make_generate(parts, "sentence"),
                retry_policy=LM_RETRY)
     g.add_node("accept", flare.make_accept(parts))
     g.add_edge("draft", "confidence_gate")

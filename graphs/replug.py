@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from langchain_core.retrievers import BaseRetriever
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -11,6 +13,8 @@ from activerag.context import ReplugContext
 from activerag.graphs.base import LM_RETRY, Compiled
 from activerag.graphs.flare import build_flare_graph
 from activerag.nodes import replug
+from activerag.nodes.base import Node
+from activerag.nodes.flare import FlareNode
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM
@@ -20,32 +24,40 @@ from activerag.state import FlareInput, ReplugOutput, ReplugState
 ReplugGraph = CompiledStateGraph[ReplugState, ReplugContext, FlareInput, ReplugOutput]
 
 
+ReplugNode: TypeAlias = Node[ReplugState, ReplugContext]
+
+
 def build_replug_graph(
-    lm: TokenLM | None = None,
+    lm: LM | None = None,
+    token_lm: TokenLM | None = None,
     retriever: BaseRetriever | None = None,
     splitter: SentenceSplitter | None = None,
     *,
-    text_lm: LM | None = None,
+    retrieve: ReplugNode | None = None,
+    ensemble: ReplugNode | None = None,
+    combine: ReplugNode | None = None,
     name: str = "replug",
     checkpointer: Checkpointer = None,
 ) -> ReplugGraph:
     """Compile REPLUG: retrieve k scored documents, then round after round one look-ahead per
     document (Send), the ensemble's tokens (Eq. 2), and a trace entry per complete sentence.
 
-    The answer modes (vote, rescore) instead let each document answer alone (text_lm, a
-    Send branch each) and combine the answers. Unset components come from the run's context
-    (endpoint, model, store).
+    The answer modes (vote, rescore) instead let each document answer alone (LM, a Send
+    branch each) and combine the answers; the token modes ensemble TOKEN_LM's next-token
+    distributions. Pass a component or a node (RETRIEVE: documents and their weights;
+    ENSEMBLE: one round's tokens from the look-aheads; COMBINE: the answer from the documents'
+    own answers) to swap it; unset ones come from the run's context (endpoint, model, store).
     """
-    parts = Parts(lm=text_lm, token_lm=lm, retriever=retriever, splitter=splitter)
+    parts = Parts(lm=lm, token_lm=token_lm, retriever=retriever, splitter=splitter)
     g = StateGraph(ReplugState, context_schema=ReplugContext, input_schema=FlareInput,
                    output_schema=ReplugOutput)
     g.add_node("begin", replug.begin)
-    g.add_node("retrieve", replug.make_retrieve(parts), retry_policy=LM_RETRY)
+    g.add_node("retrieve", retrieve or replug.make_retrieve(parts), retry_policy=LM_RETRY)
     g.add_node("propose", replug.make_propose(parts), retry_policy=LM_RETRY)
-    g.add_node("ensemble", replug.make_ensemble(parts), retry_policy=LM_RETRY)
+    g.add_node("ensemble", ensemble or replug.make_ensemble(parts), retry_policy=LM_RETRY)
     g.add_node("accept", replug.make_accept(parts))
     g.add_node("answer_alone", replug.make_answer_alone(parts), retry_policy=LM_RETRY)
-    g.add_node("combine", replug.make_combine(parts), retry_policy=LM_RETRY)
+    g.add_node("combine", combine or replug.make_combine(parts), retry_policy=LM_RETRY)
     g.add_edge(START, "begin")
     g.add_edge("begin", "retrieve")
     g.add_conditional_edges("retrieve", replug.route_after_retrieve,
@@ -67,15 +79,18 @@ def build_flare_replug_graph(
     retriever: BaseRetriever | None = None,
     splitter: SentenceSplitter | None = None,
     *,
+    gate: FlareNode | None = None,
+    formulate_query: FlareNode | None = None,
     checkpointer: Checkpointer = None,
 ) -> Compiled:
     """FLARE whose regenerated sentences REPLUG writes: FLARE's gate decides when to retrieve
-    and with what query; the retrieved documents are ensembled (Eq. 2) instead of concatenated.
-    Its context is FlareContext (k documents per retrieval)."""
+    and with what query (GATE and FORMULATE_QUERY swap them, as in build_flare_graph); the
+    retrieved documents are ensembled (Eq. 2) instead of concatenated. Its context is
+    FlareContext (k documents per retrieval)."""
     parts = Parts(lm=lm, token_lm=token_lm, retriever=retriever, splitter=splitter)
-    return build_flare_graph(lm, retriever, splitter, name="flare_replug",
+    return build_flare_graph(lm, retriever, splitter, gate=gate, formulate_query=formulate_query,
                              regenerate=replug.make_ensemble_sentence(parts),
-                             checkpointer=checkpointer)
+                             name="flare_replug", checkpointer=checkpointer)
 
 
 flare_replug_graph = build_flare_replug_graph()

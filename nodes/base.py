@@ -18,8 +18,9 @@ Update = dict[str, Any]
 """A node's partial state update."""
 S = TypeVar("S")
 C = TypeVar("C")
-Node: TypeAlias = Callable[[S, Runtime[C]], Awaitable[Update]]
-"""A node of a graph with state S and context C: Node[FlareState, FlareContext] is FLARE's."""
+Node: TypeAlias = Callable[[S, Runtime[C]], Awaitable[Update] | Update]
+"""A node of a graph with state S and context C (async or not): Node[FlareState, FlareContext]
+is FLARE's. Every graph builder takes its swappable nodes typed so."""
 
 INVISIBLE = frozenset({"Cf", "Zs", "Cc"})
 """Unicode categories that show nothing: format characters (zero-width space and joiners, the

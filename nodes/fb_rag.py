@@ -30,7 +30,14 @@ from activerag.nodes.parts import Parts, _lm
 from activerag.nodes.prompts import READ, READER_STOPS, SAMPLE, reader_prompt
 from activerag.serving import cache
 from activerag.serving.catalogue import FAST_MODEL
-from activerag.serving.token_lm import Sampler, Samples, TokenLM, VLLMTokens, context_window_of
+from activerag.serving.token_lm import (
+    Sampler,
+    Samples,
+    TokenLM,
+    VLLMTokens,
+    context_window_of,
+    cut_to_fit,
+)
 from activerag.state import ChunkInfo, FBRagState
 
 log = logging.getLogger(__name__)
@@ -111,18 +118,19 @@ async def fit(lm: TokenLM, prompt: str, reserve: int, who: str) -> tuple[str, in
         raise PromptTooLong(f"the {who}'s {window}-token context window leaves no room for a "
                             f"prompt after {reserve} output tokens; serve it with a larger "
                             "--max-model-len or lower the token budgets")
-    limit = room
-    for _ in range(4):  # a cut text can tokenize a little longer than its ids
-        kept, _ = fb.truncate_middle(ids, limit)
-        text = await lm.detokenize(kept)
-        over = len(await lm.tokenize(text)) - room
-        if over <= 0:
-            dropped = len(ids) - len(kept)
-            log.warning("FB-RAG: the %s's prompt (%d tokens) was cut in the middle by %d tokens "
-                        "to fit its %d-token window", who, len(ids), dropped, window)
-            return text, dropped
-        limit -= over
-    raise PromptTooLong(f"the prompt could not be cut to fit the {who}'s {window}-token window")
+
+    async def middle(limit: int) -> str:
+        return await lm.detokenize(fb.truncate_middle(ids, limit)[0])
+
+    fitted = await cut_to_fit(lm, middle, room, room)
+    if fitted is None:
+        raise PromptTooLong(f"the prompt could not be cut to fit the {who}'s {window}-token "
+                            "window")
+    text, _, kept = fitted
+    dropped = len(ids) - kept
+    log.warning("FB-RAG: the %s's prompt (%d tokens) was cut in the middle by %d tokens to fit "
+                "its %d-token window", who, len(ids), dropped, window)
+    return text, dropped
 
 
 async def named(call: Awaitable[T], who: str, url: str) -> T:

@@ -14,7 +14,7 @@ from langchain_core.documents import Document
 from activerag.errors import PromptTooLong
 from activerag.nodes.prompts import ANSWER_STOPS
 from activerag.nodes.replug_logic import Decided, decide_round, document_keep, emitted_texts
-from activerag.serving.token_lm import Steps, TokenLM, context_window_of
+from activerag.serving.token_lm import Steps, TokenLM, context_window_of, cut_to_fit
 
 # How the tokenizers of the served models write their special tokens (end of sequence or of a
 # turn); the detokenizer leaves them in, and an empty piece is one too.
@@ -44,17 +44,20 @@ async def fit_documents(lm: TokenLM, docs: Sequence[Document],
                                 "max_answer_tokens, or serve the model with a larger "
                                 "--max-model-len") from None
         assert keep is not None  # the prompt overflows, so the document is cut
-        for _ in range(4):  # a cut text can tokenize a little longer than its ids
-            cut = doc.model_copy(update={"page_content": await lm.detokenize(ids[:keep])})
-            prompt = await lm.tokenize(prompt_of(cut))
-            over = len(prompt) - room
-            if over <= 0:
-                break
-            keep -= over
-        else:
+
+        cuts: dict[int, Document] = {}
+
+        async def head(n: int, doc: Document = doc, ids: list[int] = ids,
+                       cuts: dict[int, Document] = cuts) -> str:
+            cuts[n] = doc.model_copy(update={"page_content": await lm.detokenize(ids[:n])})
+            return prompt_of(cuts[n])
+
+        fitted = await cut_to_fit(lm, head, keep, room)
+        if fitted is None:
             raise PromptTooLong(f"document {doc.id} could not be cut to fit the {window}-token "
                                 "context; serve the model with a larger --max-model-len")
-        out[i], prompts[i] = cut, prompt
+        _, prompts[i], keep = fitted
+        out[i] = cuts[keep]
         notes.append(f"document {doc.id or doc.metadata.get('title', i)} cut from {len(ids)} to "
                      f"{keep} tokens to fit the {window}-token context with {reserve} tokens left "
                      "for the answer")

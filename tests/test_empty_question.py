@@ -53,7 +53,7 @@ async def test_flare_refuses_a_zero_width_question():
 async def test_replug_refuses_a_zero_width_question():
     lm = ScriptedTokenLM({"Vesk": says("x")})
     with pytest.raises(EmptyQuestion):
-        await build_replug_graph(lm=lm, retriever=replug_retriever()).ainvoke(
+        await build_replug_graph(token_lm=lm, retriever=replug_retriever()).ainvoke(
             {"question": ZERO_WIDTH}, context=ReplugContext())
 
 

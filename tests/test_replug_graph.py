@@ -28,7 +28,7 @@ def retriever(k: int = 2) -> StoreRetriever:
 
 
 async def run(lm, **ctx):
-    graph = build_replug_graph(lm=lm, retriever=retriever(ctx.pop("k", 2)),
+    graph = build_replug_graph(token_lm=lm, retriever=retriever(ctx.pop("k", 2)),
                                splitter=SentenceSplitter())
     return await graph.ainvoke({"question": QUESTION}, context=ReplugContext(k=2, **ctx))
 
@@ -113,7 +113,7 @@ async def test_the_answer_token_cap_holds():
 
 async def test_two_runs_on_one_thread_start_clean():
     beliefs = {"Vesk": says("So the answer is Vesk."), "Ulm": says("So the answer is Ulm.")}
-    graph = build_replug_graph(lm=ScriptedTokenLM(beliefs), retriever=retriever(),
+    graph = build_replug_graph(token_lm=ScriptedTokenLM(beliefs), retriever=retriever(),
                                splitter=SentenceSplitter(), checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
     first = await graph.ainvoke({"question": QUESTION}, config, context=ReplugContext(k=2))
@@ -131,10 +131,10 @@ async def test_bad_settings_and_input_are_refused():
 
     lm = ScriptedTokenLM({"Vesk": says("x")})
     with pytest.raises(EmptyQuestion):
-        await build_replug_graph(lm=lm, retriever=retriever()).ainvoke(
+        await build_replug_graph(token_lm=lm, retriever=retriever()).ainvoke(
             {"question": " "}, context=ReplugContext())
     with pytest.raises(ActiveRagError, match="no passage of the corpus matches"):
-        await build_replug_graph(lm=lm, retriever=retriever()).ainvoke(
+        await build_replug_graph(token_lm=lm, retriever=retriever()).ainvoke(
             {"question": "zzz qqq?"}, context=ReplugContext(k=2))
 
 
@@ -156,7 +156,7 @@ class ByDocument:
 
 def answer_graph(token_lm=None, **replies):
     # the token LM tokenizes the prompts to check they fit the context; vote sends text
-    return build_replug_graph(lm=token_lm or ScriptedTokenLM({}), text_lm=ByDocument(replies),
+    return build_replug_graph(token_lm=token_lm or ScriptedTokenLM({}), lm=ByDocument(replies),
                               retriever=retriever(),
                               splitter=SentenceSplitter())
 
@@ -245,7 +245,7 @@ async def test_k_larger_than_the_corpus_is_refused():
     lm = ScriptedTokenLM({"Vesk": says("x")})
     with pytest.raises(ActiveRagError, match="k=10 documents to ensemble, but the corpus "
                                              "holds only 3 passages"):
-        await build_replug_graph(lm=lm, retriever=retriever(10)).ainvoke(
+        await build_replug_graph(token_lm=lm, retriever=retriever(10)).ainvoke(
             {"question": QUESTION}, context=ReplugContext(k=10))
 
 
@@ -281,7 +281,7 @@ def long_retriever() -> StoreRetriever:
 async def long_run(window):
     lm = ScriptedTokenLM({"Vesk": says("So the answer is Vesk."),
                           "Ulm": says("So the answer is Ulm.")}, window=window)
-    graph = build_replug_graph(lm=lm, retriever=long_retriever(), splitter=SentenceSplitter())
+    graph = build_replug_graph(token_lm=lm, retriever=long_retriever(), splitter=SentenceSplitter())
     out = await graph.ainvoke({"question": QUESTION},
                               context=ReplugContext(k=2, ensemble="token", max_answer_tokens=10))
     return out, lm
@@ -351,7 +351,7 @@ def three_retriever() -> StoreRetriever:
 
 
 def answerless_graph(token_lm=None, **replies):
-    return build_replug_graph(lm=token_lm or ScriptedTokenLM({}), text_lm=ByDocument(replies),
+    return build_replug_graph(token_lm=token_lm or ScriptedTokenLM({}), lm=ByDocument(replies),
                               retriever=three_retriever(), splitter=SentenceSplitter())
 
 

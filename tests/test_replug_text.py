@@ -68,7 +68,7 @@ async def test_byte_tokens_round_trip_and_a_lone_byte_decodes_to_a_replacement()
 
 
 async def run(lm, **ctx):
-    graph = build_replug_graph(lm=lm, retriever=retriever(), splitter=SentenceSplitter())
+    graph = build_replug_graph(token_lm=lm, retriever=retriever(), splitter=SentenceSplitter())
     return await graph.ainvoke({"question": QUESTION}, context=ReplugContext(k=2, **ctx))
 
 
@@ -109,8 +109,8 @@ async def test_rescore_scores_the_text_as_generated_under_the_plain_format():
     token_lm = ByteTokenLM({"Vesk": spells(" So the answer is Vesk."),
                             "Ulm": spells(" So the answer is Ulm.")})
     graph = build_replug_graph(
-        lm=token_lm, retriever=retriever(), splitter=SentenceSplitter(),
-        text_lm=ByDocument({"Vesk": ends(" So the answer is Vesk.", prob=0.5),
+        token_lm=token_lm, retriever=retriever(), splitter=SentenceSplitter(),
+        lm=ByDocument({"Vesk": ends(" So the answer is Vesk.", prob=0.5),
                             "Ulm": ends(" So the answer is Ulm.", prob=0.9)}))
     out = await graph.ainvoke({"question": QUESTION}, context=ReplugContext(
         k=2, ensemble="rescore", prompt_format="plain"))

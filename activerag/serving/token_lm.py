@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -97,6 +97,22 @@ class TokenLM(Protocol):
     async def score(self, prompt: Sequence[int], continuation: Sequence[int]) -> list[float]:
         """Natural-log probability of each CONTINUATION token after PROMPT."""
         ...
+
+
+async def cut_to_fit(lm: TokenLM, cut: Callable[[int], Awaitable[str]], limit: int,
+                     room: int) -> tuple[str, list[int], int] | None:
+    """The text CUT(n) makes for the largest n from LIMIT down whose text LM tokenizes into at
+    most ROOM tokens, with those ids and n; None when four tries found none. A cut text can
+    tokenize a little longer than the ids it was cut to, so each try lowers n by the overflow.
+    The one fit-to-window loop: FB-RAG cuts a prompt in the middle, REPLUG a document's tail."""
+    for _ in range(4):
+        text = await cut(limit)
+        ids = await lm.tokenize(text)
+        over = len(ids) - room
+        if over <= 0:
+            return text, ids, limit
+        limit -= over
+    return None
 
 
 async def context_window_of(lm: object) -> int | None:
