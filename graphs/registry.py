@@ -1,10 +1,17 @@
-"""Every method by name: its graph and the context settings that make it that method."""
+"""Every method by name, one record each: the one list the CLI, the README's method table and
+langgraph.json are made from or checked against.
+
+`python -m activerag.graphs.registry --markdown` prints the README's method table.
+"""
 
 from __future__ import annotations
 
+import argparse
 import difflib
-from dataclasses import fields, replace
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from functools import partial
+from typing import Any, Literal
 
 from activerag.context import (
     AppContext,
@@ -14,59 +21,120 @@ from activerag.context import (
     ServingContext,
 )
 from activerag.errors import ActiveRagError
-from activerag.graphs.app import graph as app_graph
-from activerag.graphs.fb_rag import graph as fb_rag_graph
-from activerag.graphs.fb_rag import (
-    long_context_graph,
-    op_rag_graph,
-    self_route_graph,
-    vanilla_rag_graph,
-)
-from activerag.graphs.flare import graph, next_sentence_graph
-from activerag.graphs.flare_instruct import instruct_graph
-from activerag.graphs.previous import previous_sentence_graph, previous_window_graph
-from activerag.graphs.replug import flare_replug_graph
-from activerag.graphs.replug import graph as replug_graph
-from activerag.graphs.self_ask import self_ask_graph
-from activerag.graphs.single import no_retrieval_graph, single_graph
+from activerag.graphs import app, fb_rag, flare, flare_instruct, previous, replug, self_ask, single
 
-METHODS: dict[str, tuple[Any, dict[str, Any]]] = {
-    "none": (no_retrieval_graph, {}),
-    "single": (single_graph, {}),
-    # REPLUG's Table 3 baselines: the top document alone, and k documents concatenated
-    "single_k1": (single_graph, {"k": 1}),
-    "single_k10": (single_graph, {"k": 10}),
-    "previous_window": (previous_window_graph, {}),
-    "previous_sentence": (previous_sentence_graph, {}),
-    "next_sentence": (next_sentence_graph, {}),
-    "self_ask": (self_ask_graph, {}),
-    "flare": (graph, {}),
-    "flare_explicit": (graph, {"query_formulation": "explicit"}),
-    "flare_combined": (graph, {"combine_retrieval": True}),
-    "flare_instruct": (instruct_graph, {}),
-    # FLARE's gate and queries, REPLUG's ensemble writing the regenerated sentence
-    "flare_replug": (flare_replug_graph, {}),
-    # REPLUG (ReplugContext: k=10 documents ensembled, whatever FLARE's k)
-    "replug": (replug_graph, {"ensemble": "agree"}),
-    "replug_token": (replug_graph, {"ensemble": "token"}),
-    "replug_vote": (replug_graph, {"ensemble": "vote"}),
-    "replug_rescore": (replug_graph, {"ensemble": "rescore"}),
-    # FB-RAG (FBRagContext: a light sampler and a strong reader) and its baselines
-    "fb_rag": (fb_rag_graph, {}),
-    "fb_rag_fb": (fb_rag_graph, {"eta_b": 0.5, "eta_f": 0.5}),
-    "long_context": (long_context_graph, {}),
-    "vanilla_rag": (vanilla_rag_graph, {}),
-    "op_rag": (op_rag_graph, {}),
-    "self_route": (self_route_graph, {}),
-    # the adaptive app: FB-RAG for a long context, else single-time retrieval, then FLARE
-    # when single's answer is unsure (graphs/apps.py)
-    "app": (app_graph, {}),
+Family = Literal["FLARE", "REPLUG", "FB-RAG", "app"]
+FAMILIES: dict[Family, str] = {
+    "FLARE": "Jiang et al. 2023: retrieve when the draft of the next sentence is unsure; with "
+             "the paper's baselines (FlareContext)",
+    "REPLUG": "Shi et al. 2023: the retrieved documents' next-token distributions ensembled; "
+              "with its Table 3 baselines (ReplugContext; the baselines FlareContext)",
+    "FB-RAG": "Chawla et al. 2025: a light LM's samples rank a long context's chunks, a strong "
+              "LM reads the best; with its baselines (FBRagContext)",
+    "app": "the adaptive app of the methods above (AppContext)",
 }
-OWN_GRAPHS = frozenset(id(g) for g, _ in METHODS.values())
+"""Each family in one line, in the order the methods are listed."""
+
+
+@dataclass(frozen=True)
+class Method:
+    """One method: its graph, the context type it runs under, and the settings that make it
+    this method rather than another of the same graph."""
+
+    name: str
+    graph: Any
+    """The compiled module-level graph (the one langgraph.json serves)."""
+    context: type[ServingContext]
+    """The context class its runs get (AppContext and FlareContext are told apart exactly)."""
+    overrides: dict[str, Any] = field(hash=False)
+    """Context settings fixed over the run's (flare_explicit: query_formulation "explicit")."""
+    family: Family
+    summary: str
+    """What it does, in one line of Markdown."""
+    build: Callable[..., Any] | None = None
+    """The graph's builder with this graph's own arguments: `build(lm=...)` swaps a part."""
+
+
+_F, _R = FlareContext, ReplugContext  # short names for the table below
+_METHODS = [
+    Method("none", single.no_retrieval_graph, _F, {}, "FLARE", "never retrieves",
+           partial(single.build_single_graph, retrieval=False)),
+    Method("single", single.single_graph, _F, {}, "FLARE",
+           "retrieves once, before generating, with the question x (§2.2)",
+           single.build_single_graph),
+    Method("previous_window", previous.previous_window_graph, _F, {}, "FLARE",
+           f"retrieves every l tokens (`window_tokens`, {_F.window_tokens}) with the previous "
+           "window, or the last N / all tokens (`query_tokens`, Table 4)",
+           partial(previous.build_previous_graph, unit="window")),
+    Method("previous_sentence", previous.previous_sentence_graph, _F, {}, "FLARE",
+           "retrieves every sentence (IRCoT-style) with the previous sentence",
+           partial(previous.build_previous_graph, unit="sentence")),
+    Method("next_sentence", flare.next_sentence_graph, _F, {}, "FLARE",
+           'retrieves every sentence (Table 3, "Next") with the whole draft of the next '
+           "sentence", flare.build_next_sentence_graph),
+    Method("self_ask", self_ask.self_ask_graph, _F, {}, "FLARE",
+           "retrieves at each generated `Follow up:` with the follow-up question (Prompt 3)",
+           self_ask.build_self_ask_graph),
+    Method("flare", flare.graph, _F, {}, "FLARE",
+           "retrieves when a draft token has p < θ, with the draft with tokens below β masked "
+           "(§3.2.2)", flare.build_flare_graph),
+    Method("flare_explicit", flare.graph, _F, {"query_formulation": "explicit"}, "FLARE",
+           "retrieves when a draft token has p < θ, with one generated question per span "
+           "below β, rankings interleaved", flare.build_flare_graph),
+    Method("flare_combined", flare.graph, _F, {"combine_retrieval": True}, "FLARE",
+           "as `flare`, and every step also sees the question's documents (Table 9)",
+           flare.build_flare_graph),
+    Method("flare_instruct", flare_instruct.instruct_graph, _F, {}, "FLARE",
+           "retrieves when the LM writes `[Search(query)]`, with that query; "
+           f'"[" gets +{_F.search_bias}, then is banned for {_F.search_ban_tokens} tokens '
+           "(Appendix A)", flare_instruct.build_instruct_graph),
+    Method("flare_replug", replug.flare_replug_graph, _F, {}, "REPLUG",
+           "FLARE's gate and queries; REPLUG's ensemble writes the regenerated sentence",
+           replug.build_flare_replug_graph),
+    # its ensemble is the run's (`--ensemble`), so that one flag picks any of the four
+    Method("replug", replug.graph, _R, {}, "REPLUG",
+           f"k = {_R.k} documents ensembled by Eq. 2 as `ensemble` says (default "
+           f"`{_R.ensemble}`: each looking ahead {_R.lookahead} greedy tokens)",
+           replug.build_replug_graph),
+    Method("replug_token", replug.graph, _R, {"ensemble": "token"}, "REPLUG",
+           "Eq. 2 as written: every document gives one token per position",
+           replug.build_replug_graph),
+    Method("replug_vote", replug.graph, _R, {"ensemble": "vote"}, "REPLUG",
+           "the released code's answer-level vote over the documents' greedy answers",
+           replug.build_replug_graph),
+    Method("replug_rescore", replug.graph, _R, {"ensemble": "rescore"}, "REPLUG",
+           "Eq. 2 applied exactly to the documents' answers, each echo-scored under every "
+           "document", replug.build_replug_graph),
+    Method("single_k1", single.single_graph, _F, {"k": 1}, "REPLUG",
+           "REPLUG's Table 3 baseline: the top document alone", single.build_single_graph),
+    Method("single_k10", single.single_graph, _F, {"k": 10}, "REPLUG",
+           "REPLUG's Table 3 baseline: k = 10 documents concatenated",
+           single.build_single_graph),
+    Method("fb_rag", fb_rag.graph, FBRagContext, {}, "FB-RAG",
+           "Ours-F: the light LM's samples rank the chunks; the strong LM reads the best",
+           fb_rag.build_fb_rag_graph),
+    Method("fb_rag_fb", fb_rag.graph, FBRagContext, {"eta_b": 0.5, "eta_f": 0.5}, "FB-RAG",
+           "Ours-FB: η_B = η_F = 0.5", fb_rag.build_fb_rag_graph),
+    Method("long_context", fb_rag.long_context_graph, FBRagContext, {}, "FB-RAG",
+           "reads the whole context", partial(fb_rag.build_baseline_graph, "long_context")),
+    Method("vanilla_rag", fb_rag.vanilla_rag_graph, FBRagContext, {}, "FB-RAG",
+           "reads the question's best chunks, best first",
+           partial(fb_rag.build_baseline_graph, "vanilla_rag")),
+    Method("op_rag", fb_rag.op_rag_graph, FBRagContext, {}, "FB-RAG",
+           "reads the question's best chunks in the context's order",
+           partial(fb_rag.build_baseline_graph, "op_rag")),
+    Method("self_route", fb_rag.self_route_graph, FBRagContext, {}, "FB-RAG",
+           'OP-RAG whose reader may answer "unanswerable", then the whole context',
+           partial(fb_rag.build_baseline_graph, "self_route")),
+    Method("app", app.graph, AppContext, {}, "app",
+           "FB-RAG for a question with its own long context; else single-time retrieval, then "
+           "FLARE when single's answer is unsure", app.build_app_graph),
+]
+METHODS: dict[str, Method] = {m.name: m for m in _METHODS}
+"""Every method by name, family by family: the one source of "which methods exist"."""
+OWN_GRAPHS = frozenset(id(m.graph) for m in _METHODS)
 """The graphs above, which make their LM clients from the run's context (by id: one built
 with its own LM, as a test's, is not among them)."""
-FB_RAG_GRAPHS = (fb_rag_graph, long_context_graph, vanilla_rag_graph, op_rag_graph,
-                 self_route_graph)
 # The settings every family shares, carried from the run's FLARE context to REPLUG's.
 _SERVING = [f.name for f in fields(ServingContext) if f.name != "k"]
 
@@ -82,21 +150,41 @@ def unknown_method_error(names: list[str]) -> ActiveRagError:
     return ActiveRagError(f"unknown {what} {', '.join(said)}; choose from {', '.join(METHODS)}")
 
 
-def method(name: str, context: FlareContext,
-           fb_context: FBRagContext | None = None) -> tuple[Any, ServingContext]:
-    """The graph of method NAME and CONTEXT with that method's settings applied (a REPLUG
-    method gets a ReplugContext with CONTEXT's endpoint, store and prompts; an FB-RAG one
-    FB_CONTEXT, whose two endpoints are its own, with CONTEXT's store)."""
+def method(name: str, context: FlareContext, fb_context: FBRagContext | None = None,
+           replug_context: ReplugContext | None = None) -> tuple[Any, ServingContext]:
+    """The graph of method NAME and its context, with the method's overrides applied: a
+    FLARE-context method gets CONTEXT; a REPLUG one REPLUG_CONTEXT, else a ReplugContext with
+    CONTEXT's endpoint, store and prompts; an FB-RAG one FB_CONTEXT (whose two endpoints are
+    its own), else FB-RAG's defaults over CONTEXT's store; the app an AppContext of CONTEXT's
+    fields (min_confidence too when CONTEXT is an AppContext) and FB_CONTEXT."""
     if name not in METHODS:
         raise unknown_method_error([name])
-    graph, overrides = METHODS[name]
-    if graph in FB_RAG_GRAPHS:
+    record = METHODS[name]
+    graph, overrides = record.graph, record.overrides
+    if record.context is FBRagContext:
         base = fb_context or FBRagContext(store_dir=context.store_dir)
         return graph, replace(base, **overrides)
-    if graph is app_graph:
+    if record.context is AppContext:
         given = {f.name: getattr(context, f.name) for f in fields(AppContext)
                  if f.name != "fb" and hasattr(context, f.name)}
         return graph, AppContext(**{**given, **overrides}, fb=fb_context)
-    if graph is replug_graph:
-        return graph, ReplugContext(**{f: getattr(context, f) for f in _SERVING}, **overrides)
+    if record.context is ReplugContext:
+        if replug_context is None:
+            replug_context = ReplugContext(**{f: getattr(context, f) for f in _SERVING})
+        return graph, replace(replug_context, **overrides)
     return graph, replace(context, **overrides)
+
+
+def markdown_table() -> str:
+    """The README's method table: every method, its family and what it does."""
+    rows = [f"| `{m.name}` | {m.family} | {m.summary} |" for m in METHODS.values()]
+    return "\n".join(["| method | family | what it does |", "|---|---|---|", *rows])
+
+
+if __name__ == "__main__":
+    cli = argparse.ArgumentParser(prog="python -m activerag.graphs.registry",
+                                  description="The method registry, printed.")
+    cli.add_argument("--markdown", action="store_true", required=True,
+                     help="print the README's method table")
+    cli.parse_args()
+    print(markdown_table())

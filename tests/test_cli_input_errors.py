@@ -5,6 +5,7 @@ import pytest
 from test_graph_routing import QUESTION, graph
 
 from activerag import cli
+from activerag.context import FlareContext
 from activerag.graphs import registry
 from activerag.testing.scripted import ScriptedLM, ends
 
@@ -86,7 +87,8 @@ def test_a_question_with_a_byte_that_is_not_utf8_is_refused(capsys):
 def test_an_html_page_into_a_missing_folder_is_refused_before_the_run(capsys, tmp_path,
                                                                       monkeypatch):
     lm = ScriptedLM([ends("Alpha Beta was born in Kelmor.")])
-    monkeypatch.setitem(registry.METHODS, "scripted", (graph(lm), {}))
+    monkeypatch.setitem(registry.METHODS, "scripted", registry.Method(
+        "scripted", graph(lm), FlareContext, {}, "FLARE", "FLARE over a scripted LM"))
     page = tmp_path / "missing" / "run.html"
     line = refused(capsys, ["ask", "--method", "scripted", "--html", str(page), QUESTION])
     assert str(page.parent) in line

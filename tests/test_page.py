@@ -197,7 +197,8 @@ async def test_single_retrieval_has_no_gate_and_no_drafts():
 
 def test_ask_writes_the_page(tmp_path, monkeypatch, capsys):
     lm = ScriptedLM(list(LOW_DRAFT))
-    monkeypatch.setitem(registry.METHODS, "scripted", (graph(lm), {}))
+    monkeypatch.setitem(registry.METHODS, "scripted", registry.Method(
+        "scripted", graph(lm), FlareContext, {}, "FLARE", "FLARE over a scripted LM"))
     page = tmp_path / "run.html"
     assert cli.main(["ask", "--method", "scripted", "--theta", "0.5", "--html", str(page),
                      QUESTION]) == 0

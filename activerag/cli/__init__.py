@@ -7,13 +7,18 @@ import asyncio
 import sys
 
 from activerag.cli.commands import eval_methods, ingest, longctx_build, serve, sweep
-from activerag.cli.options import add_fb_options, add_run_options
+from activerag.cli.flags import APP, FB_RAG, FLARE, REPLUG, SERVING, add_flags
+from activerag.cli.options import check_methods, methods_help
 from activerag.cli.run import ask, demo
 from activerag.cli.train import train_retriever
 from activerag.errors import ActiveRagError
 from activerag.serving.catalogue import CATALOGUE, DEFAULT_MODEL
 from activerag.serving.server import DEFAULT_MAX_MODEL_LEN
 from activerag.settings import Settings
+
+RUN_GROUPS = [SERVING, FLARE, REPLUG, FB_RAG, APP]
+"""The flag groups of `ask` and `eval`, which run methods of every family (`sweep` runs FLARE's
+and the app over FLARE's settings)."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -47,12 +52,15 @@ def parser() -> argparse.ArgumentParser:
     i.add_argument("--max-words", type=int, default=120, help="passage length")
     i.set_defaults(func=ingest)
 
-    a = sub.add_parser("ask", help="answer one question")
+    a = sub.add_parser("ask", help="answer one question", epilog=methods_help(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("question")
     a.add_argument("--method", default="flare",
-                   help="flare (default), flare_explicit, flare_combined, flare_instruct, "
-                        "next_sentence, previous_sentence, previous_window, self_ask, single, none")
-    a.add_argument("--trace", action="store_true", help="print each sentence's decision")
+                   help="the method to run (default: flare); all are listed below, by family")
+    a.add_argument("--trace", action="store_true",
+                   help="print what the method decided: each sentence's retrieval decision "
+                        "(FLARE; REPLUG: its documents' weights), FB-RAG's stages, the app's "
+                        "route and single's confidence")
     a.add_argument("--json", action="store_true", help="machine-readable output")
     a.add_argument("--html", metavar="FILE", help="write the run as one self-contained HTML "
                    "page: the graph and the path taken, each sentence's draft tokens by "
@@ -63,16 +71,19 @@ def parser() -> argparse.ArgumentParser:
                                     "midway and asked again goes on from its last step")
     a.add_argument("--checkpoints", help="the checkpoint file of --thread (default "
                                          "ACTIVERAG_HOME/threads.sqlite)")
-    add_run_options(a)
-    add_fb_options(a)
+    add_flags(a, RUN_GROUPS)
     a.set_defaults(func=lambda args, st: asyncio.run(ask(args, st)))
 
-    e = sub.add_parser("eval", help="evaluate methods on a dataset (resumable)")
+    e = sub.add_parser("eval", help="evaluate methods on a dataset (resumable)",
+                       epilog=methods_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("--dataset", default="demo",
                    help="demo, 2wiki, 2wiki500, hotpotqa, strategyqa, asqa, nq, or a .jsonl path")
-    e.add_argument("--methods", default="flare,single,none")
-    e.add_argument("--n", type=int, default=20)
-    e.add_argument("--concurrency", type=int, default=4)
+    e.add_argument("--methods", default="flare,single,none",
+                   help="comma-separated methods, each run on every question (default: "
+                        "flare,single,none); all are listed below, by family")
+    e.add_argument("--n", type=int, default=20, help="questions (default: 20)")
+    e.add_argument("--concurrency", type=int, default=4,
+                   help="questions answered at once (default: 4)")
     e.add_argument("--run", help="run folder (examples.jsonl, summary.json, summary.md); "
                                  "running into an existing one resumes it")
     e.add_argument("--cache", action="store_true",
@@ -82,21 +93,22 @@ def parser() -> argparse.ArgumentParser:
                         "methods that differ after stage II (Ours-F/FB, Y, K up to the K drawn) "
                         "read the same ones; the strong reader is still asked")
     e.add_argument("--rescore", metavar="RUN", help="recompute the metrics of a run folder")
-    add_fb_options(e)
-    add_run_options(e)
+    add_flags(e, RUN_GROUPS)
     e.set_defaults(func=eval_methods)
 
     w = sub.add_parser("sweep", help="the paper's ablations, the triggers, the app: tables "
                                      "and plots")
     w.add_argument("kind", choices=["theta", "beta", "next_previous", "window", "trigger", "app",
                                     "all"])
-    w.add_argument("--dataset", default="2wiki")
-    w.add_argument("--n", type=int, default=100)
-    w.add_argument("--concurrency", type=int, default=4)
+    w.add_argument("--dataset", default="2wiki",
+                   help="the dataset every variant answers (default: 2wiki); as eval's")
+    w.add_argument("--n", type=int, default=100, help="questions (default: 100)")
+    w.add_argument("--concurrency", type=int, default=4,
+                   help="questions answered at once (default: 4)")
     w.add_argument("--out", default="runs/sweeps", help="folder of the sweep run folders")
     w.add_argument("--cache", action="store_true",
                    help="serve identical LM requests from a cache under ACTIVERAG_HOME")
-    add_run_options(w)
+    add_flags(w, [SERVING, FLARE])
     w.set_defaults(func=sweep)
 
     t = sub.add_parser("train-retriever",
@@ -153,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `activerag` command."""
     args = parser().parse_args(argv)
     try:
+        if args.command in ("ask", "eval") and not getattr(args, "rescore", None):
+            check_methods(args)
         settings = Settings.from_env()
         return int(args.func(args, settings) or 0)
     except ActiveRagError as exc:

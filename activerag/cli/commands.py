@@ -8,8 +8,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from activerag.cli.endpoints import check_endpoints, needed, warn_unused
-from activerag.cli.options import fb_context, flare_context
+from activerag.cli.endpoints import check_endpoints, needed
+from activerag.cli.options import check_methods, flare_context, method_runs, warn_ignored
 from activerag.errors import ActiveRagError
 from activerag.settings import Settings
 
@@ -84,17 +84,13 @@ def ingest(args: argparse.Namespace, settings: Settings) -> int:
 def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.evaluation import evaluate
     from activerag.evaluation.datasets import load_dataset
-    from activerag.graphs.registry import METHODS, unknown_method_error
 
     at_least_one(args, "n", "concurrency")
     if args.rescore:
         result = evaluate.rescore(evaluate.Run(Path(args.rescore)))
         print(evaluate.summary_markdown(result))
         return 0
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown:
-        raise unknown_method_error(unknown)
+    methods = check_methods(args)
     if args.cache:
         from activerag.serving import cache
 
@@ -103,10 +99,10 @@ def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
         from activerag.serving import cache
 
         cache.enable_samples(settings.home / "lm-cache.sqlite")
-    warn_unused(args, methods)
+    warn_ignored(args, methods)
     examples = load_dataset(args.dataset, args.n)
     run_dir = Path(args.run or f"runs/{args.dataset.replace('/', '_')}-{'-'.join(methods)}")
-    runs = evaluate.method_runs(methods, flare_context(args, settings), fb_context(args, settings))
+    runs = method_runs(args, settings, methods)
     long = any(example.context for example in examples)
     check_endpoints(point for name in methods for point in needed(name, runs[name][1], long))
     result = asyncio.run(evaluate.evaluate(evaluate.Run(run_dir), args.dataset, runs, examples,

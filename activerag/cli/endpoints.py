@@ -1,25 +1,18 @@
-"""Before a run: warn of endpoint flags the chosen methods ignore, and ask every endpoint they
-need whether it answers, so that a server that is down is named by its flag before any LM work
-(FB-RAG's light stage would otherwise run for minutes before its reader is asked)."""
+"""Before a run: ask every endpoint the chosen methods need whether it answers, so that a server
+that is down is named by its flag before any LM work (FB-RAG's light stage would otherwise run
+for minutes before its reader is asked)."""
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from activerag.context import AppContext, FBRagContext
 from activerag.errors import LMServerUnreachable
 from activerag.serving.catalogue import FAST_MODEL
 
 Family = Literal["fb", "app", "lm", "own"]
-LM_FLAGS = {"base_url": "--base-url", "model": "--model", "prompt_format": "--prompt-format"}
-"""The options of the one LM of FLARE, REPLUG and the other single-LM methods (and the app)."""
-FB_FLAGS = {"light_url": "--light-url", "strong_url": "--strong-url",
-            "light_model": "--light-model", "strong_model": "--strong-model",
-            "light_format": "--light-format", "strong_format": "--strong-format"}
-"""The options of FB-RAG's two LMs (its methods and the app's long-context route)."""
 
 
 @dataclass(frozen=True)
@@ -34,17 +27,16 @@ class Endpoint:
 
 
 def family(name: str) -> Family:
-    """Which LM options method NAME reads: FB-RAG's, the single LM's, both (the app), or none
+    """Which LM settings method NAME reads: FB-RAG's, the single LM's, both (the app), or none
     (a graph built with its own LM)."""
-    from activerag.graphs.app import graph as app_graph
-    from activerag.graphs.registry import FB_RAG_GRAPHS, METHODS, OWN_GRAPHS
+    from activerag.graphs.registry import METHODS, OWN_GRAPHS
 
-    graph = METHODS[name][0]
-    if id(graph) not in OWN_GRAPHS:
+    record = METHODS[name]
+    if id(record.graph) not in OWN_GRAPHS:
         return "own"
-    if graph in FB_RAG_GRAPHS:
+    if record.context is FBRagContext:
         return "fb"
-    return "app" if graph is app_graph else "lm"
+    return "app" if record.context is AppContext else "lm"
 
 
 def fb_endpoints(ctx: Any, light: bool = True) -> list[Endpoint]:
@@ -58,12 +50,11 @@ def fb_endpoints(ctx: Any, light: bool = True) -> list[Endpoint]:
 
 def needed(name: str, ctx: Any, with_context: bool) -> list[Endpoint]:
     """The endpoints method NAME asks under CTX (the app asks FB-RAG's WITH_CONTEXT only)."""
-    from activerag.graphs.fb_rag import graph as fb_rag_graph
     from activerag.graphs.registry import METHODS
 
     kind = family(name)
-    if kind == "fb":
-        return fb_endpoints(ctx, light=METHODS[name][0] is fb_rag_graph)
+    if kind == "fb":  # the baselines have no stage II, so no light sampler
+        return fb_endpoints(ctx, light="sample" in METHODS[name].graph.nodes)
     if kind == "own":
         return []
     found = [Endpoint("the LM server", ctx.base_url, "--base-url", "activerag serve")]
@@ -93,21 +84,3 @@ def check_endpoints(endpoints: Iterable[Endpoint]) -> None:
             raise LMServerUnreachable(
                 f"{point.role} at {point.url} does not answer ({'; '.join(causes)}); start it "
                 f"with `{point.serve}`, or pass a running server's URL with {point.flag}")
-
-
-def warn_unused(args: argparse.Namespace, names: list[str]) -> None:
-    """One line on stderr for each given LM option that none of the methods NAMES reads."""
-    kinds = {family(name) for name in names}
-    if "own" in kinds:
-        return
-    methods = ", ".join(names)
-    for option, flag in LM_FLAGS.items():
-        if getattr(args, option, None) is not None and not kinds & {"lm", "app"}:
-            print(f"activerag: warning: {flag} does not apply to {methods} and is ignored; "
-                  "FB-RAG's endpoints are --light-url and --strong-url (--light-model, "
-                  "--strong-model, --light-format, --strong-format)", file=sys.stderr)
-    for option, flag in FB_FLAGS.items():
-        if getattr(args, option, None) is not None and not kinds & {"fb", "app"}:
-            print(f"activerag: warning: {flag} applies to FB-RAG's methods and the app, not to "
-                  f"{methods}, and is ignored; their LM is --base-url (--model, "
-                  "--prompt-format)", file=sys.stderr)

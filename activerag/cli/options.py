@@ -1,108 +1,136 @@
-"""The options shared by `ask`, `eval` and `sweep`, and the method contexts built from them."""
+"""The method contexts `ask`, `eval` and `sweep` build from their flags, the warnings for flags
+the chosen methods ignore, and the method list and environment that `--help` shows."""
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import fields
+import sys
+import textwrap
+from collections.abc import Callable
+from typing import Any
 
-from activerag.context import AppContext, FBRagContext, FlareContext
+from activerag.cli.flags import FLAGS, Flag, given
+from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
 from activerag.settings import Settings
+
+FROM_SETTINGS: dict[str, Callable[[Settings], str | None]] = {
+    "--base-url": lambda s: s.url, "--model": lambda s: s.model or None,
+    "--store": lambda s: str(s.stores)}
+"""The flags whose default the CLI takes from the process settings (ACTIVERAG_HOME,
+ACTIVERAG_HOST, ACTIVERAG_PORT, ...) when the command runs, not when the module was imported."""
+ENVIRONMENT = {
+    "ACTIVERAG_HOME": "cache root: models, stores, threads, the LM cache (default "
+                      "~/.cache/activerag)",
+    "ACTIVERAG_BASE_URL": "the LM server of FLARE, REPLUG and the app (default: the managed "
+                          "server on ACTIVERAG_HOST:ACTIVERAG_PORT, 127.0.0.1:8765)",
+    "ACTIVERAG_HOST, ACTIVERAG_PORT": "where `activerag serve` binds, and the default LM "
+                                      "server",
+    "ACTIVERAG_MODEL": "served model name (default: the one the server serves)",
+    "ACTIVERAG_STORE_DIR": "corpus folder (default ACTIVERAG_HOME/store)",
+    "ACTIVERAG_CHROMA_URL": "a Chroma server for the dense store (default: on disk)",
+    "ACTIVERAG_STRONG_URL, ACTIVERAG_LIGHT_URL": "FB-RAG's strong reader and light sampler",
+    "ACTIVERAG_DATA": "the evaluation data folder (default ../shared/data)",
+    "ACTIVERAG_LM_TIMEOUT": "seconds an LM request may wait (default 300)",
+    "ACTIVERAG_LM_RECONNECT": "seconds a run waits for LM servers that answered and then all "
+                              "went away, as in a restart (default 120)",
+    "ACTIVERAG_API_KEY": "the LM servers' API key (vLLM is started with it as VLLM_API_KEY)",
+    "ACTIVERAG_ALLOWED_BASE_URLS": "comma-separated URL prefixes every LM endpoint must lie "
+                                   "under",
+    "ACTIVERAG_STORE_ROOT": "a folder every store or query encoder must lie inside",
+}
+"""The environment variables that change what a run does, and what each sets."""
+
+
+def context(cls: type[ServingContext], args: argparse.Namespace,
+            settings: Settings) -> Any:
+    """Context CLS from the flags in ARGS, the process settings where the CLI takes a default
+    from them, and CLS's own defaults for everything else."""
+    values = given(args, cls)
+    for flag in FLAGS:
+        if cls in flag.contexts and flag.option in FROM_SETTINGS and flag.field not in values:
+            default = FROM_SETTINGS[flag.option](settings)
+            if default is not None:
+                values[flag.field] = default
+    return cls(**values)
 
 
 def flare_context(args: argparse.Namespace, settings: Settings) -> FlareContext:
-    # the app's own setting makes the context the app's (a FlareContext with it)
-    cls = AppContext if getattr(args, "min_confidence", None) is not None else FlareContext
-    given = {f.name: getattr(args, f.name) for f in fields(cls)
-             if getattr(args, f.name, None) is not None}
-    given.setdefault("base_url", settings.url)
-    given.setdefault("store_dir", str(settings.stores))
-    if settings.model and "model" not in given:
-        given["model"] = settings.model
-    return cls(**given)
+    return context(FlareContext, args, settings)  # type: ignore[no-any-return]
 
 
-FB_OPTIONS = {"light_url": "light_base_url", "strong_url": "base_url",
-              "strong_model": "model", "light_model": "light_model",
-              "strong_format": "prompt_format", "light_format": "light_prompt_format",
-              "chunk_words": "chunk_words", "chunking": "chunking",
-              "recall_words": "recall_words", "read_words": "read_words",
-              "samples": "samples", "separate_requests": "separate_requests",
-              "fb_scale": "scale", "seed": "seed"}
-"""CLI options of FB-RAG's context (its own endpoints and sizes), by argparse name."""
+def method_runs(args: argparse.Namespace, settings: Settings,
+                names: list[str]) -> dict[str, tuple[Any, ServingContext]]:
+    """Each method of NAMES: its graph, and its context as the flags in ARGS set it."""
+    from activerag.graphs.registry import METHODS, method
+
+    flare = flare_context(args, settings)
+    fb = context(FBRagContext, args, settings)
+    replug = context(ReplugContext, args, settings)
+    app = context(AppContext, args, settings)
+    return {name: method(name, app if METHODS[name].context is AppContext else flare, fb,
+                         replug) for name in names}
 
 
-def fb_context(args: argparse.Namespace, settings: Settings) -> FBRagContext:
-    given = {field: getattr(args, opt) for opt, field in FB_OPTIONS.items()
-             if getattr(args, opt, None) is not None}
-    if getattr(args, "answer_tokens", None) is not None:
-        given["max_answer_tokens"] = args.answer_tokens
-    given.setdefault("store_dir", getattr(args, "store_dir", None) or str(settings.stores))
-    return FBRagContext(**given)
+def check_methods(args: argparse.Namespace) -> list[str]:
+    """The methods ARGS names (--method, or --methods split at commas), refused with the
+    nearest known names if one is unknown."""
+    from activerag.graphs.registry import METHODS, unknown_method_error
+
+    names = ([args.method] if hasattr(args, "method") else
+             [m.strip() for m in getattr(args, "methods", "").split(",") if m.strip()])
+    unknown = [m for m in names if m not in METHODS]
+    if unknown:
+        raise unknown_method_error(unknown)
+    return names
 
 
-def add_fb_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("FB-RAG and its baselines (long_context, vanilla_rag, op_rag, "
-                             "self_route)")
-    g.add_argument("--light-url", help="light sampler endpoint (default SmolLM2-135M on :8755, "
-                                       "as `activerag serve --model smollm2-135m` serves it)")
-    g.add_argument("--strong-url", help="strong reader endpoint (default the default model, "
-                                        "Qwen2.5-Coder-0.5B, on :8765)")
-    g.add_argument("--light-model")
-    g.add_argument("--strong-model")
-    g.add_argument("--light-format", choices=["chatml", "plain"])
-    g.add_argument("--strong-format", choices=["chatml", "plain"])
-    g.add_argument("--chunking", choices=["words", "paragraphs"])
-    g.add_argument("--chunk-words", type=int, help="words per chunk (default 100)")
-    g.add_argument("--recall-words", type=int, help="X: words the light LM reads (default 1500)")
-    g.add_argument("--read-words", type=int, help="Y: words the strong LM reads (default 500)")
-    g.add_argument("--samples", type=int, help="K: the light LM's samples (default 5)")
-    g.add_argument("--separate-requests", action=argparse.BooleanOptionalAction,
-                   help="K requests instead of one with n=K")
-    g.add_argument("--fb-scale", choices=["raw", "minmax"], help="Eq. 6's scale (fb_rag_fb)")
-    g.add_argument("--seed", type=int, help="sampling seed (default none: CPU vLLM crashes on "
-                   "a seeded request whose prompt is prefilled in chunks)")
-    g.add_argument("--answer-tokens", type=int, help="the reader's answer budget (default 32)")
+def _warn(text: str) -> None:
+    print(f"activerag: warning: {text}", file=sys.stderr)
 
 
-def add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--theta", type=float, help="retrieval threshold θ (default 0.8)")
-    p.add_argument("--beta", type=float, help="masking threshold β (default 0.4)")
-    p.add_argument("--trigger", help="when to retrieve: min_prob (FLARE, default), "
-                                     "mean_surprisal, never, always, every_n")
-    p.add_argument("--trigger-n", dest="trigger_n", type=int,
-                   help="every_n's period in answer tokens (default 16)")
-    p.add_argument("--k", type=int, help="documents per retrieval (default 2)")
-    p.add_argument("--min-confidence", dest="min_confidence", type=float,
-                   help="app: FLARE answers when single-time retrieval's geometric-mean token "
-                        "probability is below this (default 0.5)")
-    p.add_argument("--query", dest="query_formulation", choices=["implicit", "explicit"])
-    p.add_argument("--mask-unit", dest="mask_unit", choices=["token", "word"],
-                   help="implicit queries mask tokens below β (default) or whole words")
-    p.add_argument("--keep-question-words", dest="keep_question_words",
-                   action=argparse.BooleanOptionalAction,
-                   help="never mask a word of the question in implicit queries")
-    p.add_argument("--span-merge-gap", dest="span_merge_gap", type=int,
-                   help="explicit queries: confident tokens bridged within one span (default 3)")
-    p.add_argument("--keep-documents", dest="keep_documents",
-                   action=argparse.BooleanOptionalAction,
-                   help="keep the last retrieved documents in later prompts (default on)")
-    p.add_argument("--exemplar-retrieval", dest="exemplar_retrieval",
-                   action=argparse.BooleanOptionalAction,
-                   help="exemplars carry documents retrieved with their questions "
-                        "(default: on for --prompts paper)")
-    p.add_argument("--retriever", choices=["bm25", "chroma"])
-    p.add_argument("--query-encoder", dest="query_encoder",
-                   help="query encoder folder from `activerag train-retriever` (with "
-                        "--retriever chroma)")
-    p.add_argument("--max-sentences", dest="max_sentences", type=int)
-    p.add_argument("--max-answer-tokens", dest="max_answer_tokens", type=int)
-    p.add_argument("--prompt-format", dest="prompt_format", choices=["chatml", "plain"])
-    p.add_argument("--prompts", dest="prompt_set",
-                   choices=["default", "paper", "paper-strategyqa", "paper-asqa"],
-                   help="exemplars: the library's own or the paper's (from $ACTIVERAG_DATA)")
-    p.add_argument("--window", dest="window_tokens", type=int, help="previous-window size l")
-    p.add_argument("--query-tokens", dest="query_tokens", type=int,
-                   help="previous-window query: 0 previous window, N last N tokens, -1 all")
-    p.add_argument("--base-url", dest="base_url", help="OpenAI-compatible server URL (…/v1)")
-    p.add_argument("--model", help="served model name (default: the one the server serves)")
-    p.add_argument("--store", dest="store_dir", help="corpus folder")
+def warn_ignored(args: argparse.Namespace, names: list[str]) -> None:
+    """One line on stderr for each given flag that none of the methods NAMES reads (naming the
+    flag they read instead), and for each that a method's own setting overrides."""
+    from activerag.graphs.registry import METHODS
+
+    records = [METHODS[name] for name in names]
+    for flag in (f for f in FLAGS if hasattr(args, f.dest)):
+        readers = [m for m in records if m.context in flag.contexts]
+        if not readers:
+            _warn(f"{flag.option} does not apply to {', '.join(names)} and is ignored"
+                  + _instead(flag, {m.context for m in records}))
+            continue
+        value = getattr(args, flag.dest)
+        for m in readers:
+            if flag.field in m.overrides and m.overrides[flag.field] != value:
+                _warn(f"{flag.option} {value} does not apply to {m.name}, which is the method "
+                      f"with {flag.field} {m.overrides[flag.field]!r}, and is ignored there")
+
+
+def _instead(flag: Flag, contexts: set[type[ServingContext]]) -> str:
+    """What to say of FLAG to methods of CONTEXTS: the flags that set its field there, else
+    which contexts it sets."""
+    others = [f.option for f in FLAGS if f.field == flag.field and contexts & set(f.contexts)]
+    if others:
+        return f"; their {flag.field} is {' and '.join(others)}"
+    return f" (only methods under {' or '.join(c.__name__ for c in flag.contexts)} read it)"
+
+
+def _wrapped(head: str, text: str, indent: int) -> str:
+    return textwrap.fill(text, 96, initial_indent=head.ljust(indent),
+                         subsequent_indent=" " * indent)
+
+
+def methods_help() -> str:
+    """Every method in one line, grouped by family, and the environment that changes a run."""
+    from activerag.graphs.registry import FAMILIES, METHODS
+
+    lines = ["methods (--method NAME; eval: --methods A,B), by family:"]
+    for family, about in FAMILIES.items():
+        lines.append(_wrapped(f"  {family}:", about, 12))
+        lines += [_wrapped(f"    {m.name}", m.summary.replace("`", ""), 24)
+                  for m in METHODS.values() if m.family == family]
+    lines += ["", "environment:"]
+    lines += [_wrapped(f"  {name}", what, 24) if len(name) < 22 else
+              f"  {name}\n" + _wrapped("", what, 24) for name, what in ENVIRONMENT.items()]
+    return "\n".join(lines)

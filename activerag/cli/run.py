@@ -11,15 +11,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from activerag.cli.endpoints import check_endpoints, needed, warn_unused
-from activerag.cli.options import fb_context, flare_context
+from activerag.cli import trace
+from activerag.cli.endpoints import check_endpoints, needed
+from activerag.cli.options import method_runs, warn_ignored
 from activerag.errors import ActiveRagError
-from activerag.evaluation.report import format_stage, format_step
 from activerag.settings import Settings
-
-
-def print_trace(step: dict[str, Any]) -> None:
-    print(format_step(step))
 
 
 def utf8_question(question: str) -> str:
@@ -70,7 +66,6 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
 
 async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     """Answer args.question with args.method, printing as asked; the final state."""
-    from activerag.graphs.registry import method
     from activerag.nodes.base import checked_question
 
     # refused before any server is asked, so that a bad question costs nothing
@@ -79,8 +74,8 @@ async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]
         given["context"] = context_text(Path(args.context_file))
     if getattr(args, "html", None):
         check_page_target(Path(args.html))
-    graph, ctx = method(args.method, flare_context(args, settings), fb_context(args, settings))
-    warn_unused(args, [args.method])
+    graph, ctx = method_runs(args, settings, [args.method])[args.method]
+    warn_ignored(args, [args.method])
     check_endpoints(needed(args.method, ctx, "context" in given))
     record = None
     if getattr(args, "html", None):
@@ -88,14 +83,14 @@ async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]
 
         record = RunRecord(args.question, args.method, settings_of(ctx))
     final: dict[str, Any] = {}
+    tracing = args.trace and not args.json
+    streamed = False
     async for mode, chunk in stream(args, settings, graph, given, ctx):
         if record is not None:
             record.observe(mode, chunk)
-        if mode == "custom" and args.trace and not args.json:
-            if "stage" in chunk:
-                print(format_stage(chunk["stage"]))
-            else:
-                print_trace(chunk["sentence"])
+        if mode == "custom" and tracing:
+            print(trace.event(chunk))
+            streamed = streamed or "sentence" in chunk
         elif mode == "values":
             final = chunk
     if args.json:
@@ -104,9 +99,9 @@ async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]
                 "recall", "samples", "selected", "stage_seconds", "truncated_tokens")
         print(json.dumps({k: final.get(k) for k in keys}, indent=1, default=str))
     else:
-        if args.trace and (args.method == "none" or args.method.startswith("single")):
-            for step in final.get("trace", []):
-                print_trace(step)
+        if tracing:
+            for line in trace.after_run(final, ctx, streamed):
+                print(line)
         print(final.get("answer", "").strip())
     if record is not None:
         from activerag.page import render_page

@@ -13,7 +13,7 @@ from activerag.context import FBRagContext, FlareContext
 from activerag.demo import DEMO_CORPUS, load_demo_questions
 from activerag.errors import LMServerUnreachable
 from activerag.graphs.fb_rag import build_baseline_graph, build_fb_rag_graph
-from activerag.graphs.registry import FB_RAG_GRAPHS, METHODS, method
+from activerag.graphs.registry import METHODS, method
 
 pytestmark = pytest.mark.integration
 
@@ -92,7 +92,7 @@ async def test_a_strong_server_that_is_down_is_named(vllm_url, row):
             {"question": row["question"], "context": row["context"]}, context=ctx)
 
 
-@pytest.mark.parametrize("name", [m for m in METHODS if METHODS[m][0] in FB_RAG_GRAPHS])
+@pytest.mark.parametrize("name", [m for m in METHODS if METHODS[m].context is FBRagContext])
 async def test_each_method_answers_a_question_without_a_context_from_the_store(
         name, vllm_url, strong_url, demo_store):
     fb = FBRagContext(light_base_url=vllm_url, base_url=strong_url, samples=2, k=8,

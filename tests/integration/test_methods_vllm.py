@@ -14,7 +14,7 @@ from activerag.answers import find_answer
 from activerag.context import FlareContext
 from activerag.demo import load_demo_questions
 from activerag.errors import ActiveRagError
-from activerag.graphs.registry import FB_RAG_GRAPHS, METHODS, method
+from activerag.graphs.registry import METHODS, method
 from activerag.settings import shared_data
 from activerag.stores.corpus import Corpus
 
@@ -33,8 +33,7 @@ async def run(name, vllm_url, demo_store, question=QUESTIONS[4], **kwargs):
     return await graph.ainvoke({"question": question}, context=replace(ctx, **app))
 
 
-@pytest.mark.parametrize("name", [m for m in METHODS if not m.startswith("replug")
-                                  and METHODS[m][0] not in FB_RAG_GRAPHS and m != "app"])
+@pytest.mark.parametrize("name", [m for m in METHODS if METHODS[m].context is FlareContext])
 async def test_method_runs_on_the_real_server(name, vllm_url, demo_store):
     out = await run(name, vllm_url, demo_store)
     trace = out["trace"]

@@ -1,0 +1,196 @@
+"""The run flags of `ask`, `eval` and `sweep`, made from the fields of the method contexts: a
+flag per field, with the field's own description, type and default.
+
+The scheme: the settings of the one LM, the store and the prompts that FLARE, REPLUG and the
+app share are one flag each (`--base-url`, `--store`, ...); every other field is
+`--field-name` in its family's group, with a family prefix only where two families have the
+field with different defaults (`--k` FLARE's, `--replug-k`, `--fb-k`) and FB-RAG's two LMs
+named by role (`--strong-url`, `--light-url`, ...). A flag that is not given leaves the
+field at the context's default: nothing is restated here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import textwrap
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
+from types import NoneType, UnionType
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
+
+SERVING, FLARE, REPLUG, FB_RAG, APP = "LM, store and prompts", "FLARE", "REPLUG", "FB-RAG", "app"
+GROUPS = {
+    SERVING: "FLARE's, REPLUG's and the app's one LM, the corpus and the exemplars "
+             "(--store is FB-RAG's corpus too)",
+    FLARE: "FlareContext: the FLARE family's methods, flare_replug, single_k1/single_k10, and "
+           "the app's single-time and FLARE steps",
+    REPLUG: "ReplugContext: replug, replug_token, replug_vote, replug_rescore",
+    FB_RAG: "FBRagContext: fb_rag, fb_rag_fb, long_context, vanilla_rag, op_rag, self_route, "
+            "and the app's route for a question with --context-file",
+    APP: "AppContext: --method app only (the app's other settings are the FLARE and FB-RAG "
+         "flags above)",
+}
+"""Each group of flags: the context it sets and the methods that read it."""
+FAMILY_CONTEXTS: dict[str, tuple[type[ServingContext], ...]] = {
+    SERVING: (FlareContext, ReplugContext, AppContext), FLARE: (FlareContext, AppContext),
+    REPLUG: (ReplugContext,), FB_RAG: (FBRagContext,), APP: (AppContext,)}
+"""The contexts each group's flags set."""
+OPTIONS: dict[tuple[type[ServingContext], str], str] = {
+    (FlareContext, "store_dir"): "--store", (FlareContext, "prompt_set"): "--prompts",
+    (FlareContext, "query_formulation"): "--query", (FlareContext, "window_tokens"): "--window",
+    (ReplugContext, "k"): "--replug-k",
+    (FBRagContext, "base_url"): "--strong-url", (FBRagContext, "model"): "--strong-model",
+    (FBRagContext, "prompt_format"): "--strong-format",
+    (FBRagContext, "light_base_url"): "--light-url",
+    (FBRagContext, "light_prompt_format"): "--light-format",
+    (FBRagContext, "max_answer_tokens"): "--answer-tokens", (FBRagContext, "k"): "--fb-k",
+    (FBRagContext, "retriever"): "--fb-retriever",
+    (FBRagContext, "query_encoder"): "--fb-query-encoder", (FBRagContext, "scale"): "--fb-scale",
+}
+"""The flags not spelled --field-name (by the first context of their group): short names the
+docs already use, and the family prefixes."""
+ONE_CORPUS = "store_dir"
+"""The corpus folder: one flag, --store, for every family (FB-RAG retrieves from it too)."""
+UNREAD = {(FBRagContext, "prompt_set"), (FBRagContext, "exemplar_retrieval")}
+"""Fields no node of that context's graphs reads (FB-RAG's prompts are its own), so no flag."""
+ENV_DEFAULTS = {
+    "--base-url": "ACTIVERAG_BASE_URL, else http://ACTIVERAG_HOST:ACTIVERAG_PORT/v1",
+    "--model": "ACTIVERAG_MODEL", "--store": "ACTIVERAG_STORE_DIR, else ACTIVERAG_HOME/store",
+    "--strong-url": "ACTIVERAG_STRONG_URL, else ACTIVERAG_BASE_URL",
+    "--light-url": "ACTIVERAG_LIGHT_URL",
+}
+"""The environment variables that set a flag's default (read when the command runs)."""
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One run flag: the context field it sets, in every context of its group."""
+
+    option: str
+    field: str
+    group: str
+    contexts: tuple[type[ServingContext], ...]
+
+    @property
+    def dest(self) -> str:
+        return self.option[2:].replace("-", "_")
+
+    @property
+    def default(self) -> Any:
+        """The field's default, the same in every context the flag sets."""
+        return _field(self.contexts[0], self.field).default
+
+    @property
+    def description(self) -> str:
+        return str(_field(self.contexts[0], self.field).metadata.get("description", ""))
+
+
+def _field(cls: type, name: str) -> dataclasses.Field[Any]:
+    return next(f for f in fields(cls) if f.name == name)
+
+
+def _group_fields(group: str) -> list[str]:
+    shared = [f.name for f in fields(ServingContext) if f.name != "k"]
+    if group == SERVING:
+        return shared
+    if group == FLARE:
+        return [f.name for f in fields(FlareContext) if f.name not in shared]
+    if group == REPLUG:
+        return [f.name for f in fields(ReplugContext) if f.name not in shared]
+    if group == APP:
+        return [f.name for f in fields(AppContext) if f.name not in
+                {g.name for g in fields(FlareContext)} and not _composite(AppContext, f.name)]
+    return [f.name for f in fields(FBRagContext) if (FBRagContext, f.name) not in UNREAD]
+
+
+def _composite(cls: type, name: str) -> bool:
+    """Whether field NAME of CLS holds another family's context (the app's fb), which that
+    family's flags make."""
+    return any(dataclasses.is_dataclass(t) for t in _types(get_type_hints(cls)[name]))
+
+
+def _types(kind: Any) -> tuple[Any, ...]:
+    return get_args(kind) if get_origin(kind) in (Union, UnionType) else (kind,)
+
+
+def make_flags() -> list[Flag]:
+    """Every run flag, group by group (a group's fields that another group's flag already
+    sets join that flag only where OPTIONS names them so)."""
+    made: dict[str, Flag] = {}
+    for group in GROUPS:
+        for name in _group_fields(group):
+            contexts = FAMILY_CONTEXTS[group]
+            option = OPTIONS.get((contexts[0], name), "--" + name.replace("_", "-"))
+            group_of = group
+            if group == FB_RAG and name == ONE_CORPUS:
+                option, group_of = OPTIONS[FlareContext, name], SERVING
+            if option in made:
+                old = made[option]
+                if old.field != name or old.group != group_of:
+                    raise TypeError(f"{option} would set {old.field} ({old.group}) and {name} "
+                                    f"({group}); give one of them its own name in OPTIONS")
+                made[option] = dataclasses.replace(old, contexts=old.contexts + contexts)
+            else:
+                made[option] = Flag(option, name, group_of, contexts)
+    return list(made.values())
+
+
+FLAGS = make_flags()
+
+
+def shown(value: Any) -> str:
+    """A default as the help shows it (None as "none", which the flag also accepts)."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return repr(value) if value == "" else str(value)
+
+
+def _or_none(kind: type) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        return None if text.strip().lower() == "none" else kind(text)
+
+    parse.__name__ = f"{kind.__name__} or none"
+    return parse
+
+
+def _kind(flag: Flag) -> dict[str, Any]:
+    """The argparse keywords that parse FLAG's field as its type says."""
+    declared = _types(get_type_hints(flag.contexts[0])[flag.field])
+    kind, *rest = [t for t in declared if t is not NoneType]
+    optional = NoneType in declared
+    if kind is bool and not rest:
+        return {"action": argparse.BooleanOptionalAction}  # bool | None: None when not given
+    if get_origin(kind) is Literal and not rest and not optional:
+        return {"choices": list(get_args(kind))}
+    if kind in (int, float, str) and not rest:
+        metavar = {int: "N", float: "X"}.get(kind) or flag.option.rsplit("-", 1)[-1].upper()
+        return {"type": _or_none(kind) if optional else kind,
+                "metavar": f"{metavar}|none" if optional else metavar}
+    raise TypeError(f"no flag parses {flag.field}'s type {' | '.join(map(str, declared))}")
+
+
+def help_text(flag: Flag) -> str:
+    """The field's description and its default (with the variable that sets it, if any)."""
+    env = ENV_DEFAULTS.get(flag.option)
+    default = shown(flag.default) + (f"; set by {env}" if env else "")
+    return f"{flag.description} (default: {default})".replace("%", "%%")
+
+
+def add_flags(p: argparse.ArgumentParser, groups: Iterable[str]) -> None:
+    """Add the run flags of GROUPS to P, one argument group each."""
+    for group in groups:
+        g = p.add_argument_group(f"{group} settings", textwrap.fill(GROUPS[group], 78))
+        for flag in (f for f in FLAGS if f.group == group):
+            g.add_argument(flag.option, dest=flag.dest, default=argparse.SUPPRESS,
+                           help=help_text(flag), **_kind(flag))
+
+
+def given(args: argparse.Namespace, cls: type[ServingContext]) -> dict[str, Any]:
+    """The fields of context CLS that ARGS set by flag."""
+    return {flag.field: getattr(args, flag.dest) for flag in FLAGS
+            if cls in flag.contexts and hasattr(args, flag.dest)}
