@@ -211,6 +211,8 @@ def test_the_method_is_checked_before_the_settings(capsys, monkeypatch):
     assert cli.main(["ask", "--method", "flair", QUESTION]) == 2
     err = capsys.readouterr().err
     assert "did you mean 'flare'" in err and "ACTIVERAG_PORT" not in err
+    assert cli.main(["eval", "--methods", " , "]) == 2
+    assert "--methods names no method" in capsys.readouterr().err
 
 
 RETRIEVED = ["    queries: ['Where was Alpha Beta born?']", "    docs:    Alpha Beta (4f6eac36)"]

@@ -11,6 +11,7 @@ from typing import Any
 
 from activerag.cli.flags import FLAGS, Flag, given
 from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
+from activerag.errors import ActiveRagError
 from activerag.settings import Settings
 
 FROM_SETTINGS: dict[str, Callable[[Settings], str | None]] = {
@@ -55,6 +56,7 @@ def context(cls: type[ServingContext], args: argparse.Namespace,
 
 
 def flare_context(args: argparse.Namespace, settings: Settings) -> FlareContext:
+    """The FLARE context the flags in ARGS give (sweep's, whose variants all start from it)."""
     return context(FlareContext, args, settings)  # type: ignore[no-any-return]
 
 
@@ -81,6 +83,9 @@ def check_methods(args: argparse.Namespace) -> list[str]:
     unknown = [m for m in names if m not in METHODS]
     if unknown:
         raise unknown_method_error(unknown)
+    if not names:
+        raise ActiveRagError(f"--methods names no method; give one or more of "
+                             f"{', '.join(METHODS)}, separated by commas")
     return names
 
 
