@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from typing import Any, Literal
@@ -151,16 +151,26 @@ def unknown_method_error(names: list[str]) -> ActiveRagError:
 
 
 def method(name: str, context: FlareContext, fb_context: FBRagContext | None = None,
-           replug_context: ReplugContext | None = None) -> tuple[Any, ServingContext]:
+           replug_context: ReplugContext | None = None,
+           contexts: Mapping[type, ServingContext] | None = None) -> tuple[Any, ServingContext]:
     """The graph of method NAME and its context, with the method's overrides applied: a
     FLARE-context method gets CONTEXT; a REPLUG one REPLUG_CONTEXT, else a ReplugContext with
     CONTEXT's endpoint, store and prompts; an FB-RAG one FB_CONTEXT (whose two endpoints are
     its own), else FB-RAG's defaults over CONTEXT's store; the app an AppContext of CONTEXT's
-    fields (min_confidence too when CONTEXT is an AppContext) and FB_CONTEXT."""
+    fields (min_confidence too when CONTEXT is an AppContext) and FB_CONTEXT. A family whose
+    context extends FlareContext gets CONTEXTS[its class] (the CLI builds one per class from
+    its flags), else its class over CONTEXT's fields with its own defaults."""
     if name not in METHODS:
         raise unknown_method_error([name])
     record = METHODS[name]
     graph, overrides = record.graph, record.overrides
+    own = (contexts or {}).get(record.context)
+    if own is not None:
+        return graph, replace(own, **overrides)
+    if record.context not in (FlareContext, AppContext) and issubclass(record.context,
+                                                                       FlareContext):
+        shared = {f.name: getattr(context, f.name) for f in fields(FlareContext)}
+        return graph, record.context(**{**shared, **overrides})
     if record.context is FBRagContext:
         base = fb_context or FBRagContext(store_dir=context.store_dir)
         return graph, replace(base, **overrides)

@@ -127,3 +127,23 @@ def test_the_package_description_names_every_family():
                and family not in project["description"]]
     assert not missing, f"pyproject.toml's description leaves out {missing}"
     assert "app" in project["description"]
+
+
+def test_a_family_whose_context_extends_flares_gets_its_own_class(monkeypatch):
+    from dataclasses import dataclass
+
+    from activerag.context import FlareContext
+    from activerag.graphs import registry
+
+    @dataclass(kw_only=True)
+    class NewContext(FlareContext):
+        cap: int = 15
+
+    record = registry.Method("new", registry.METHODS["flare"].graph, NewContext, {"beta": 0.5},
+                             "FLARE", "a new family")
+    monkeypatch.setitem(registry.METHODS, "new", record)
+    _, ctx = registry.method("new", FlareContext(theta=0.3, k=4))
+    assert type(ctx) is NewContext
+    assert (ctx.theta, ctx.k, ctx.beta, ctx.cap) == (0.3, 4, 0.5, 15)
+    _, given = registry.method("new", FlareContext(), contexts={NewContext: NewContext(cap=7)})
+    assert (given.cap, given.beta) == (7, 0.5)

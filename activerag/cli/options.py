@@ -69,8 +69,10 @@ def method_runs(args: argparse.Namespace, settings: Settings,
     fb = context(FBRagContext, args, settings)
     replug = context(ReplugContext, args, settings)
     app = context(AppContext, args, settings)
+    own = {cls: context(cls, args, settings) for cls in {m.context for m in METHODS.values()}
+           if cls not in (FlareContext, AppContext, FBRagContext, ReplugContext)}
     return {name: method(name, app if METHODS[name].context is AppContext else flare, fb,
-                         replug) for name in names}
+                         replug, own) for name in names}
 
 
 def check_methods(args: argparse.Namespace) -> list[str]:
