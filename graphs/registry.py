@@ -20,10 +20,12 @@ from activerag.context import (
     ReplugContext,
     ServingContext,
 )
+from activerag.context import AdaptiveContext
 from activerag.errors import ActiveRagError
 from activerag.graphs import app, fb_rag, flare, flare_instruct, previous, replug, self_ask, single
+from activerag.graphs import adaptive_rag
 
-Family = Literal["FLARE", "REPLUG", "FB-RAG", "app"]
+Family = Literal["FLARE", "REPLUG", "FB-RAG", "Adaptive-RAG", "app"]
 FAMILIES: dict[Family, str] = {
     "FLARE": "Jiang et al. 2023: retrieve when the draft of the next sentence is unsure; with "
              "the paper's baselines (FlareContext)",
@@ -31,6 +33,8 @@ FAMILIES: dict[Family, str] = {
               "with its Table 3 baselines (ReplugContext; the baselines FlareContext)",
     "FB-RAG": "Chawla et al. 2025: a light LM's samples rank a long context's chunks, a strong "
               "LM reads the best; with its baselines (FBRagContext)",
+    "Adaptive-RAG": "Jeong et al. 2024: a query-complexity classifier routes the question to no, "
+                    "single-step or multi-step retrieval (AdaptiveContext)",
     "app": "the adaptive app of the methods above (AppContext)",
 }
 """Each family in one line, in the order the methods are listed."""
@@ -126,6 +130,13 @@ _METHODS = [
     Method("self_route", fb_rag.self_route_graph, FBRagContext, {}, "FB-RAG",
            'OP-RAG whose reader may answer "unanswerable", then the whole context',
            partial(fb_rag.build_baseline_graph, "self_route")),
+    Method("adaptive_rag", adaptive_rag.graph, AdaptiveContext, {}, "Adaptive-RAG",
+           "a router trained here (`train-router`: logistic regression on the question's MiniLM "
+           "embedding) sends it to `none` (A), `single` (B) or the multi-step method (C) (§3.2)",
+           adaptive_rag.build_router_graph),
+    Method("adaptive_rag_prompt", adaptive_rag.prompt_graph, AdaptiveContext, {"router": ""},
+           "Adaptive-RAG", "as `adaptive_rag`, the served LM rating the complexity A/B/C from a "
+           "prompt (C when its reply names none)", adaptive_rag.build_prompt_graph),
     Method("app", app.graph, AppContext, {}, "app",
            "FB-RAG for a question with its own long context; else single-time retrieval, then "
            "FLARE when single's answer is unsure", app.build_app_graph),

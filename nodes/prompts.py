@@ -398,3 +398,28 @@ def parse_ircot_exemplars(text: str, source: str = "the exemplars") -> tuple[Exe
             docs.append(Document(page_content=body.strip(), metadata={"title": title.strip()}))
         found.append(Exemplar(lines["Q"].strip(), lines["A"].strip(), tuple(docs)))
     return tuple(found)
+
+
+# Adaptive-RAG (Jeong et al. 2024): the zero-training query-complexity classifier, asking the
+# served LM for the label the paper's trained classifier gives (§3.2), with one invented
+# example of each label
+COMPLEXITY_INSTRUCTION = (
+    "Rate how complex the question is to answer. Reply with one letter: "
+    "A if it can be answered from general knowledge, without searching; "
+    "B if it needs one search for one fact; "
+    "C if it needs several searches, each fact leading to the next."
+)
+COMPLEXITY_EXEMPLARS: tuple[tuple[str, str], ...] = (
+    ("What is the capital of France?", "A"),
+    ("Who founded Morrow Lamp Works?", "B"),
+    ("In which city was the founder of Morrow Lamp Works born?", "C"),
+)
+COMPLEXITY_STOPS = ("\n",)
+"""The classifier's reply is its first line."""
+
+
+def complexity_prompt(question: str, fmt: PromptFormat = "chatml") -> str:
+    """Adaptive-RAG's prompt classifier: the instruction, the examples, then the question."""
+    turns = [(QUESTION_LINE.format(question=q), label) for q, label in COMPLEXITY_EXEMPLARS]
+    return render(fmt, COMPLEXITY_INSTRUCTION,
+                  [*turns, (QUESTION_LINE.format(question=question), "")])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext
+from activerag.context import AdaptiveContext, AppContext, FBRagContext, FlareContext, ReplugContext
 from activerag.graphs.registry import FAMILIES, METHODS, markdown_table, method
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +30,8 @@ PINNED = {
     "long_context": (FB, {}), "vanilla_rag": (FB, {}), "op_rag": (FB, {}),
     "self_route": (FB, {}), "app": (A, {}),
 }
+PINNED.update({"adaptive_rag": (AdaptiveContext, {}),
+               "adaptive_rag_prompt": (AdaptiveContext, {"router": ""})})
 """Every method's context class and the settings it fixes over the run's."""
 RUN = FlareContext(k=3, theta=0.6, max_answer_tokens=100, store_dir="/corpus",
                    base_url="http://127.0.0.1:9/v1", prompt_format="plain", retriever="chroma")
@@ -57,6 +59,8 @@ def test_method_gives_each_method_the_context_it_always_had(name):
     elif cls is ReplugContext:  # the run's LM, store and prompts; REPLUG's own k=10
         expected = ReplugContext(**{f: getattr(RUN, f) for f in SERVING}, **overrides)
         assert ctx.k == 10 and ctx.ensemble == overrides.get("ensemble", "agree")
+    elif cls is not AppContext and issubclass(cls, FlareContext):  # its own class, FLARE's fields
+        expected = cls(**{f.name: getattr(RUN, f.name) for f in fields(FlareContext)}, **overrides)
     elif cls is FBRagContext:  # FB-RAG's own context; without one, its defaults on the store
         expected = replace(fb, **overrides)
         assert method(name, RUN)[1] == FBRagContext(store_dir="/corpus", **overrides)

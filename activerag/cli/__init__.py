@@ -8,7 +8,9 @@ import sys
 
 from activerag.cli.commands import eval_methods, ingest, longctx_build, serve, sweep
 from activerag.cli.flags import APP, FB_RAG, FLARE, REPLUG, SERVING, add_flags
+from activerag.cli.flags import ADAPTIVE
 from activerag.cli.options import check_methods, methods_help
+from activerag.cli.router import add_train_router
 from activerag.cli.run import ask, demo
 from activerag.cli.train import train_retriever
 from activerag.errors import ActiveRagError
@@ -19,6 +21,7 @@ from activerag.settings import Settings
 RUN_GROUPS = [SERVING, FLARE, REPLUG, FB_RAG, APP]
 """The flag groups of `ask` and `eval`, which run methods of every family (`sweep` runs FLARE's
 and the app over FLARE's settings)."""
+RUN_GROUPS.append(ADAPTIVE)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -142,6 +145,7 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--base-url", dest="base_url")
     t.add_argument("--model")
     t.set_defaults(func=train_retriever)
+    add_train_router(sub)
 
     lc = sub.add_parser("longctx", help="LongBench-style long-context inputs (FB-RAG)")
     lc_sub = lc.add_subparsers(dest="longctx_command", required=True)

@@ -20,8 +20,10 @@ from types import NoneType, UnionType
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
+from activerag.context import AdaptiveContext
 
 SERVING, FLARE, REPLUG, FB_RAG, APP = "LM, store and prompts", "FLARE", "REPLUG", "FB-RAG", "app"
+ADAPTIVE = "Adaptive-RAG"
 GROUPS = {
     SERVING: "FLARE's, REPLUG's and the app's one LM, the corpus and the exemplars "
              "(--store is FB-RAG's corpus too)",
@@ -32,12 +34,17 @@ GROUPS = {
             "and the app's route for a question with --context-file",
     APP: "AppContext: --method app only (the app's other settings are the FLARE and FB-RAG "
          "flags above)",
+    ADAPTIVE: "AdaptiveContext: adaptive_rag (its strategies' settings are the FLARE flags "
+              "above)",
 }
 """Each group of flags: the context it sets and the methods that read it."""
 FAMILY_CONTEXTS: dict[str, tuple[type[ServingContext], ...]] = {
     SERVING: (FlareContext, ReplugContext, AppContext), FLARE: (FlareContext, AppContext),
     REPLUG: (ReplugContext,), FB_RAG: (FBRagContext,), APP: (AppContext,)}
 """The contexts each group's flags set."""
+FAMILY_CONTEXTS[SERVING] += (AdaptiveContext,)
+FAMILY_CONTEXTS[FLARE] += (AdaptiveContext,)
+FAMILY_CONTEXTS[ADAPTIVE] = (AdaptiveContext,)
 OPTIONS: dict[tuple[type[ServingContext], str], str] = {
     (FlareContext, "store_dir"): "--store", (FlareContext, "prompt_set"): "--prompts",
     (FlareContext, "query_formulation"): "--query", (FlareContext, "window_tokens"): "--window",
@@ -103,6 +110,9 @@ def _group_fields(group: str) -> list[str]:
     if group == APP:
         return [f.name for f in fields(AppContext) if f.name not in
                 {g.name for g in fields(FlareContext)} and not _composite(AppContext, f.name)]
+    if group == ADAPTIVE:
+        return [f.name for f in fields(AdaptiveContext)
+                if f.name not in {g.name for g in fields(FlareContext)}]
     return [f.name for f in fields(FBRagContext) if (FBRagContext, f.name) not in UNREAD]
 
 
