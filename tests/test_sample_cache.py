@@ -89,3 +89,17 @@ async def test_the_graph_reports_the_cached_draws_wall_time(tmp_path):
     assert "sample_drawn" not in fresh["stage_seconds"]
     assert cached["stage_seconds"]["sample_drawn"] > 0
     assert [e["name"] for e in events][2] == "sample"
+
+
+async def test_two_methods_drawing_the_same_samples_at_once_read_one_draw(tmp_path):
+    import asyncio
+
+    class Slow(CountingSampler):
+        async def sample(self, *args, **kwargs):
+            await asyncio.sleep(0.05)  # both requests are in flight before either is stored
+            return await super().sample(*args, **kwargs)
+
+    inner = Slow()
+    a, b = CachedSampler(inner, tmp_path / "c.sqlite"), CachedSampler(inner, tmp_path / "c.sqlite")
+    first, second = await asyncio.gather(draw(a, 3), draw(b, 3))
+    assert first.texts == second.texts == ["s1", "s2", "s3"] and inner.requests == [3]

@@ -13,7 +13,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -130,6 +130,10 @@ def served_weights(base_url: str, model: str) -> list[dict[str, Any]]:
     return out
 
 
+_DRAWS: dict[tuple[str, str], asyncio.Lock] = {}
+"""The draw under way for each (cache file, key)."""
+
+
 class CachedSampler:
     """FB-RAG's light sampler with its draws remembered by prompt and sampling settings.
 
@@ -150,25 +154,32 @@ class CachedSampler:
 
     async def sample(self, prompt: str, n: int, max_tokens: int, *, temperature: float,
                      top_p: float, top_k: int, seed: int | None,
-                     separate: bool = False) -> Samples:
+                     separate: bool = False, stop: Sequence[str] = ()) -> Samples:
         exact = {"n": n, "separate": separate} if seed is not None else {}
+        stops = {"stop": list(stop)} if stop else {}  # a draw without stops keeps its old key
         key = _digest(model=self.model, prompt=prompt, max_tokens=max_tokens,
-                      temperature=temperature, top_p=top_p, top_k=top_k, seed=seed, **exact)
-        found = await asyncio.to_thread(self._table.get, key)
-        if found is not None and len(found["texts"]) >= n:
-            self.hits += 1
-            share = n / len(found["texts"])
-            return Samples(found["texts"][:n], found["prompt_tokens"],
-                           round(found["generated_tokens"] * share), found["requests"],
-                           found["seconds"])
-        start = time.perf_counter()
-        out = await self.sampler.sample(prompt, n, max_tokens, temperature=temperature,
-                                        top_p=top_p, top_k=top_k, seed=seed, separate=separate)
-        value = {"texts": out.texts, "prompt_tokens": out.prompt_tokens,
-                 "generated_tokens": out.generated_tokens, "requests": out.requests,
-                 "seconds": time.perf_counter() - start}
-        await asyncio.to_thread(self._table.put, key, value)
-        return out
+                      temperature=temperature, top_p=top_p, top_k=top_k, seed=seed, **exact,
+                      **stops)
+        # one draw per key at a time in this process: methods run side by side on the same
+        # question (fb_rag and fb_rag_fb in one eval) would otherwise each draw, and each
+        # read its own samples while the cache kept one of them
+        async with _DRAWS.setdefault((str(self._table._path), key), asyncio.Lock()):
+            found = await asyncio.to_thread(self._table.get, key)
+            if found is not None and len(found["texts"]) >= n:
+                self.hits += 1
+                share = n / len(found["texts"])
+                return Samples(found["texts"][:n], found["prompt_tokens"],
+                               round(found["generated_tokens"] * share), found["requests"],
+                               found["seconds"])
+            start = time.perf_counter()
+            out = await self.sampler.sample(prompt, n, max_tokens, temperature=temperature,
+                                            top_p=top_p, top_k=top_k, seed=seed,
+                                            separate=separate, **stops)
+            value = {"texts": out.texts, "prompt_tokens": out.prompt_tokens,
+                     "generated_tokens": out.generated_tokens, "requests": out.requests,
+                     "seconds": time.perf_counter() - start}
+            await asyncio.to_thread(self._table.put, key, value)
+            return out
 
 
 class CachedLM:
