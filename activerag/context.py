@@ -336,12 +336,11 @@ class IRCoTContext(FlareContext):
     """Settings of one IRCoT run (Trivedi et al. 2023, §3): K paragraphs retrieved with the
     question, then with each chain-of-thought sentence, all of them collected (up to a cap)
     until a sentence says "answer is" or the step cap; then a reader answers over them. The
-    FLARE fields give the LM, the store, the prompts and the shared caps; theta, beta and
-    FLARE's query and window fields are not read."""
+    FLARE fields give the LM, the store, the prompts and the shared caps, and k is K, the
+    paragraphs each retrieval finds (the paper tunes K over {2, 4, 6, 8}; the authors'
+    released configurations use 6; FLARE's default, 2, is kept so that both compare at one k);
+    theta, beta and FLARE's query and window fields are not read."""
 
-    k: int = 2
-    """K: paragraphs retrieved with the question and with each CoT sentence (the paper tunes K
-    over {2, 4, 6, 8}; the authors' released configurations use 6)."""
     ircot_max_paragraphs: int = 15
     """The most paragraphs collected, all of them in every prompt; a retrieval adds none past
     this (the authors' code: 15)."""

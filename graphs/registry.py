@@ -24,8 +24,10 @@ from activerag.context import AdaptiveContext
 from activerag.errors import ActiveRagError
 from activerag.graphs import app, fb_rag, flare, flare_instruct, previous, replug, self_ask, single
 from activerag.graphs import adaptive_rag
+from activerag.context import IRCoTContext
+from activerag.graphs import ircot
 
-Family = Literal["FLARE", "REPLUG", "FB-RAG", "Adaptive-RAG", "app"]
+Family = Literal["FLARE", "REPLUG", "FB-RAG", "Adaptive-RAG", "IRCoT", "app"]
 FAMILIES: dict[Family, str] = {
     "FLARE": "Jiang et al. 2023: retrieve when the draft of the next sentence is unsure; with "
              "the paper's baselines (FlareContext)",
@@ -35,6 +37,8 @@ FAMILIES: dict[Family, str] = {
               "LM reads the best; with its baselines (FBRagContext)",
     "Adaptive-RAG": "Jeong et al. 2024: a query-complexity classifier routes the question to no, "
                     "single-step or multi-step retrieval (AdaptiveContext)",
+    "IRCoT": "Trivedi et al. 2023: a chain of thought written one sentence at a time, each "
+             "sentence the query whose paragraphs join all those collected (IRCoTContext)",
     "app": "the adaptive app of the methods above (AppContext)",
 }
 """Each family in one line, in the order the methods are listed."""
@@ -137,6 +141,14 @@ _METHODS = [
     Method("adaptive_rag_prompt", adaptive_rag.prompt_graph, AdaptiveContext, {"router": ""},
            "Adaptive-RAG", "as `adaptive_rag`, the served LM rating the complexity A/B/C from a "
            "prompt (C when its reply names none)", adaptive_rag.build_prompt_graph),
+    Method("ircot", ircot.graph, IRCoTContext, {}, "IRCoT",
+           "retrieves k paragraphs with the question, then with each chain-of-thought sentence, "
+           "adding them to those collected (at most 15) until a sentence says \"answer is\" "
+           "(or 10 sentences); a reader answers over them all (§3, IRCoT QA)",
+           ircot.build_ircot_graph),
+    Method("ircot_chain", ircot.graph, IRCoTContext, {"ircot_reader": "none"}, "IRCoT",
+           "as `ircot`, without the reader: the loop's own chain is the answer",
+           ircot.build_ircot_graph),
     Method("app", app.graph, AppContext, {}, "app",
            "FB-RAG for a question with its own long context; else single-time retrieval, then "
            "FLARE when single's answer is unsure", app.build_app_graph),

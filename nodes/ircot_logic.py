@@ -14,9 +14,9 @@ from activerag.answers import find_answer
 Stop = Literal["answer", "empty", "steps", "tokens"]
 QueryStyle = Literal["sentence", "code"]
 
-REASONING_OPENINGS = ("so ", "so,", "thus ", "thus,", "therefore", "hence", "that is,")
+_REASONING = re.compile(r"(?:so|thus|therefore|hence)\b|that is,", re.IGNORECASE)
 """How a sentence that reasons over facts stated before it begins (the authors' code does not
-search with it)."""
+search with it): So, Thus, Therefore, Hence, "That is,"."""
 _ARITHMETIC = re.compile(r"\d[\d,]*(?:\.\d+)? [-+] \d[\d,]*(?:\.\d+)? = \d")
 WH_WORDS = frozenset({"who", "what", "when", "where", "why", "which", "how", "does", "is"})
 """Words the authors' code leaves out of every BM25 query."""
@@ -65,8 +65,7 @@ def stop_reason(sentence: str, steps: int, max_steps: int, answer_tokens: int,
 def is_reasoning(sentence: str) -> bool:
     """Whether SENTENCE reasons over what came before ("So ...", "Thus, ...", "a + b = c")
     rather than stating a fact to search with."""
-    lowered = sentence.strip().lower()
-    return lowered.startswith(REASONING_OPENINGS) or bool(_ARITHMETIC.search(sentence))
+    return bool(_REASONING.match(sentence.strip()) or _ARITHMETIC.search(sentence))
 
 
 def without_wh_words(text: str) -> str:

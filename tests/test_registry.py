@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from activerag.context import AdaptiveContext, AppContext, FBRagContext, FlareContext, ReplugContext
+from activerag.context import IRCoTContext
 from activerag.graphs.registry import FAMILIES, METHODS, markdown_table, method
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,6 +33,7 @@ PINNED = {
 }
 PINNED.update({"adaptive_rag": (AdaptiveContext, {}),
                "adaptive_rag_prompt": (AdaptiveContext, {"router": ""})})
+PINNED.update({"ircot": (IRCoTContext, {}), "ircot_chain": (IRCoTContext, {"ircot_reader": "none"})})
 """Every method's context class and the settings it fixes over the run's."""
 RUN = FlareContext(k=3, theta=0.6, max_answer_tokens=100, store_dir="/corpus",
                    base_url="http://127.0.0.1:9/v1", prompt_format="plain", retriever="chroma")

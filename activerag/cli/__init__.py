@@ -9,6 +9,7 @@ import sys
 from activerag.cli.commands import eval_methods, ingest, longctx_build, serve, sweep
 from activerag.cli.flags import APP, FB_RAG, FLARE, REPLUG, SERVING, add_flags
 from activerag.cli.flags import ADAPTIVE
+from activerag.cli.flags import IRCOT
 from activerag.cli.options import check_methods, methods_help
 from activerag.cli.router import add_train_router
 from activerag.cli.run import ask, demo
@@ -22,6 +23,7 @@ RUN_GROUPS = [SERVING, FLARE, REPLUG, FB_RAG, APP]
 """The flag groups of `ask` and `eval`, which run methods of every family (`sweep` runs FLARE's
 and the app over FLARE's settings)."""
 RUN_GROUPS.append(ADAPTIVE)
+RUN_GROUPS.append(IRCOT)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -21,9 +21,11 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
 from activerag.context import AdaptiveContext
+from activerag.context import IRCoTContext
 
 SERVING, FLARE, REPLUG, FB_RAG, APP = "LM, store and prompts", "FLARE", "REPLUG", "FB-RAG", "app"
 ADAPTIVE = "Adaptive-RAG"
+IRCOT = "IRCoT"
 GROUPS = {
     SERVING: "FLARE's, REPLUG's and the app's one LM, the corpus and the exemplars "
              "(--store is FB-RAG's corpus too)",
@@ -36,6 +38,9 @@ GROUPS = {
          "flags above)",
     ADAPTIVE: "AdaptiveContext: adaptive_rag (its strategies' settings are the FLARE flags "
               "above)",
+    IRCOT: "IRCoTContext: ircot, ircot_chain (--k is K, the paragraphs per retrieval; the LM, "
+           "store, prompts and caps are the flags above; theta, beta and FLARE's query and "
+           "window flags are not read)",
 }
 """Each group of flags: the context it sets and the methods that read it."""
 FAMILY_CONTEXTS: dict[str, tuple[type[ServingContext], ...]] = {
@@ -45,6 +50,9 @@ FAMILY_CONTEXTS: dict[str, tuple[type[ServingContext], ...]] = {
 FAMILY_CONTEXTS[SERVING] += (AdaptiveContext,)
 FAMILY_CONTEXTS[FLARE] += (AdaptiveContext,)
 FAMILY_CONTEXTS[ADAPTIVE] = (AdaptiveContext,)
+FAMILY_CONTEXTS[SERVING] += (IRCoTContext,)
+FAMILY_CONTEXTS[FLARE] += (IRCoTContext,)
+FAMILY_CONTEXTS[IRCOT] = (IRCoTContext,)
 OPTIONS: dict[tuple[type[ServingContext], str], str] = {
     (FlareContext, "store_dir"): "--store", (FlareContext, "prompt_set"): "--prompts",
     (FlareContext, "query_formulation"): "--query", (FlareContext, "window_tokens"): "--window",
@@ -112,6 +120,9 @@ def _group_fields(group: str) -> list[str]:
                 {g.name for g in fields(FlareContext)} and not _composite(AppContext, f.name)]
     if group == ADAPTIVE:
         return [f.name for f in fields(AdaptiveContext)
+                if f.name not in {g.name for g in fields(FlareContext)}]
+    if group == IRCOT:
+        return [f.name for f in fields(IRCoTContext)
                 if f.name not in {g.name for g in fields(FlareContext)}]
     return [f.name for f in fields(FBRagContext) if (FBRagContext, f.name) not in UNREAD]
 
