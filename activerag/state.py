@@ -39,6 +39,17 @@ class SummedCosts(TypedDict, total=False):
 TokenProb = tuple[str, float, int]
 
 
+class RerankEntry(TypedDict):
+    """One candidate document of a reranked retrieval (SeaKR-lite) and how it scored."""
+
+    doc_id: str  # the document's id
+    title: str  # its title
+    rank: int  # its position in the retriever's pool, from 0
+    entropy: float | None  # mean token entropy (nats) of its pseudo-generation (None: empty)
+    tokens: int  # tokens of its pseudo-generation
+    kept: int | None  # its position among the kept documents, from 0 (None: dropped)
+
+
 class StepTrace(TypedDict):
     """One accepted unit of the answer (a sentence, a window, a segment) and how it was decided."""
 
@@ -52,6 +63,7 @@ class StepTrace(TypedDict):
     doc_ids: list[str]  # ids of the documents the unit was conditioned on
     doc_titles: list[str]  # their titles
     sentence: str  # the accepted unit
+    rerank: NotRequired[list[RerankEntry]]  # a reranked retrieval's pool, in retrieval order
 
 
 class Step(TypedDict, total=False):
@@ -66,6 +78,7 @@ class Step(TypedDict, total=False):
     queries: list[str]  # queries formulated for this unit
     fallback: bool  # a query was empty or matched nothing, so the question x was searched
     documents: list[Document]  # documents retrieved for this unit (FLARE §2.3)
+    rerank: list[RerankEntry]  # how a reranked retrieval scored its pool (SeaKR-lite)
     seen: list[Document]  # documents in the prompt of the unit that will be accepted
     sentence: str  # the generated unit (regenerated sentence, window, segment)
     sentence_tokens: list[TokenProb]  # its tokens

@@ -20,13 +20,15 @@ LM_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0,
                        retry_on=(LMServerError, LMServerUnreachable))
 
 
-def new_graph() -> StateGraph[FlareState, FlareContext, FlareInput, FlareOutput]:
+def new_graph(context: type[FlareContext] = FlareContext
+              ) -> StateGraph[FlareState, FlareContext, FlareInput, FlareOutput]:
     """An empty graph with the family's state, context, input and output schemas.
 
     Input is just the question and output the answer with its trace, so every graph drops
-    into a larger app as a subgraph node.
+    into a larger app as a subgraph node. CONTEXT: a FlareContext subclass whose own fields
+    the graph's settings form (Studio) shows.
     """
-    return StateGraph(FlareState, context_schema=FlareContext, input_schema=FlareInput,
+    return StateGraph(FlareState, context_schema=context, input_schema=FlareInput,
                       output_schema=FlareOutput)
 
 

@@ -6,6 +6,7 @@ from langchain_core.retrievers import BaseRetriever
 from langgraph.graph import END
 from langgraph.types import Checkpointer
 
+from activerag.context import FlareContext
 from activerag.graphs.base import LM_RETRY, Compiled, add_start, new_graph
 from activerag.nodes import flare, triggers
 from activerag.nodes.flare import FlareNode
@@ -22,6 +23,8 @@ def build_flare_graph(
     gate: FlareNode | None = None,
     formulate_query: FlareNode | None = None,
     regenerate: FlareNode | None = None,
+    retrieve: FlareNode | None = None,
+    context: type[FlareContext] = FlareContext,
     name: str = "flare",
     checkpointer: Checkpointer = None,
 ) -> Compiled:
@@ -29,15 +32,19 @@ def build_flare_graph(
 
     Unset components are made per run from the context (endpoint, model, store); a
     checkpointer makes runs resumable and threads persistent (each run still starts clean).
+    RETRIEVE replaces the step's retrieval (SeaKR-lite reranks there; given one, it is retried
+    on LM server errors); CONTEXT is the context class the graph's settings form shows (a
+    FlareContext subclass).
     """
     parts = Parts(lm=lm, retriever=retriever, splitter=splitter)
-    g = new_graph()
+    g = new_graph(context)
     add_start(g, parts, "draft")
     g.add_node("draft", flare.make_draft(parts), retry_policy=LM_RETRY)
     g.add_node("confidence_gate", gate or triggers.trigger_gate)
     g.add_node("formulate_query", formulate_query or flare.make_formulate_query(parts),
                retry_policy=LM_RETRY)
-    g.add_node("retrieve", flare.make_retrieve(parts))
+    g.add_node("retrieve", retrieve or flare.make_retrieve(parts),
+               retry_policy=LM_RETRY if retrieve else None)
     g.add_node("regenerate", regenerate or flare.make_generate(parts, "sentence"),
                retry_policy=LM_RETRY)
     g.add_node("accept", flare.make_accept(parts))

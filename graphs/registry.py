@@ -26,8 +26,10 @@ from activerag.graphs import app, fb_rag, flare, flare_instruct, previous, replu
 from activerag.graphs import adaptive_rag
 from activerag.context import IRCoTContext
 from activerag.graphs import ircot
+from activerag.context import IRCoTSeakrContext, SeakrContext
+from activerag.graphs import seakr
 
-Family = Literal["FLARE", "REPLUG", "FB-RAG", "Adaptive-RAG", "IRCoT", "app"]
+Family = Literal["FLARE", "REPLUG", "FB-RAG", "Adaptive-RAG", "IRCoT", "SeaKR-lite", "app"]
 FAMILIES: dict[Family, str] = {
     "FLARE": "Jiang et al. 2023: retrieve when the draft of the next sentence is unsure; with "
              "the paper's baselines (FlareContext)",
@@ -39,6 +41,9 @@ FAMILIES: dict[Family, str] = {
                     "single-step or multi-step retrieval (AdaptiveContext)",
     "IRCoT": "Trivedi et al. 2023: a chain of thought written one sentence at a time, each "
              "sentence the query whose paragraphs join all those collected (IRCoTContext)",
+    "SeaKR-lite": "after Yao et al. 2025's self-aware re-ranking: a host method whose every "
+                  "retrieval keeps, from a larger pool, the documents under which a short "
+                  "pseudo-generation is least uncertain (SeakrContext)",
     "app": "the adaptive app of the methods above (AppContext)",
 }
 """Each family in one line, in the order the methods are listed."""
@@ -149,6 +154,14 @@ _METHODS = [
     Method("ircot_chain", ircot.graph, IRCoTContext, {"ircot_reader": "none"}, "IRCoT",
            "as `ircot`, without the reader: the loop's own chain is the answer",
            ircot.build_ircot_graph),
+    Method("flare_seakr", seakr.flare_seakr_graph, SeakrContext, {}, "SeaKR-lite",
+           "`flare`, each retrieval keeping k of `rerank_pool` (3k) documents: those whose "
+           "pseudo-generation has the lowest mean top-20 token entropy",
+           seakr.build_flare_seakr_graph),
+    Method("ircot_seakr", seakr.ircot_seakr_graph, IRCoTSeakrContext, {}, "SeaKR-lite",
+           "`ircot`, each retrieval adding the k of `rerank_pool` (3k) paragraphs under which "
+           "the next CoT sentence's pseudo-generation has the lowest mean top-20 token entropy",
+           seakr.build_ircot_seakr_graph),
     Method("app", app.graph, AppContext, {}, "app",
            "FB-RAG for a question with its own long context; else single-time retrieval, then "
            "FLARE when single's answer is unsure", app.build_app_graph),

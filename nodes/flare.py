@@ -231,7 +231,7 @@ def _trace(state: FlareState, step: Step, text: str) -> StepTrace:
     gated = step.get("tokens") if "draft" in step else step.get("sentence_tokens", [])
     gated = gated or []
     docs = step.get("seen", step.get("documents", []))
-    return {
+    trace: StepTrace = {
         "index": len(state.get("trace", [])),
         "draft": step.get("draft", text),
         "draft_tokens": [(t, p) for t, p, _ in gated],
@@ -243,6 +243,9 @@ def _trace(state: FlareState, step: Step, text: str) -> StepTrace:
         "doc_titles": [d.metadata.get("title", "") for d in docs],
         "sentence": text.strip(),
     }
+    if "rerank" in step:
+        trace["rerank"] = step["rerank"]
+    return trace
 
 
 def make_accept(parts: Parts, *, count_sentences: bool = True, final_only: bool = False,

@@ -10,6 +10,7 @@ from activerag.cli.commands import eval_methods, ingest, longctx_build, serve, s
 from activerag.cli.flags import APP, FB_RAG, FLARE, REPLUG, SERVING, add_flags
 from activerag.cli.flags import ADAPTIVE
 from activerag.cli.flags import IRCOT
+from activerag.cli.flags import SEAKR
 from activerag.cli.options import check_methods, methods_help
 from activerag.cli.router import add_train_router
 from activerag.cli.run import ask, demo
@@ -24,6 +25,7 @@ RUN_GROUPS = [SERVING, FLARE, REPLUG, FB_RAG, APP]
 and the app over FLARE's settings)."""
 RUN_GROUPS.append(ADAPTIVE)
 RUN_GROUPS.append(IRCOT)
+RUN_GROUPS.append(SEAKR)
 
 
 def parser() -> argparse.ArgumentParser:

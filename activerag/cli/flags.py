@@ -22,10 +22,12 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
 from activerag.context import AdaptiveContext
 from activerag.context import IRCoTContext
+from activerag.context import IRCoTSeakrContext, SeakrContext
 
 SERVING, FLARE, REPLUG, FB_RAG, APP = "LM, store and prompts", "FLARE", "REPLUG", "FB-RAG", "app"
 ADAPTIVE = "Adaptive-RAG"
 IRCOT = "IRCoT"
+SEAKR = "SeaKR-lite"
 GROUPS = {
     SERVING: "FLARE's, REPLUG's and the app's one LM, the corpus and the exemplars "
              "(--store is FB-RAG's corpus too)",
@@ -41,6 +43,8 @@ GROUPS = {
     IRCOT: "IRCoTContext: ircot, ircot_chain (--k is K, the paragraphs per retrieval; the LM, "
            "store, prompts and caps are the flags above; theta, beta and FLARE's query and "
            "window flags are not read)",
+    SEAKR: "SeakrContext: flare_seakr, ircot_seakr (its host method's settings are the FLARE "
+           "and IRCoT flags)",
 }
 """Each group of flags: the context it sets and the methods that read it."""
 FAMILY_CONTEXTS: dict[str, tuple[type[ServingContext], ...]] = {
@@ -53,6 +57,13 @@ FAMILY_CONTEXTS[ADAPTIVE] = (AdaptiveContext,)
 FAMILY_CONTEXTS[SERVING] += (IRCoTContext,)
 FAMILY_CONTEXTS[FLARE] += (IRCoTContext,)
 FAMILY_CONTEXTS[IRCOT] = (IRCoTContext,)
+FAMILY_CONTEXTS[SERVING] += (SeakrContext,)
+FAMILY_CONTEXTS[FLARE] += (SeakrContext,)
+FAMILY_CONTEXTS[SEAKR] = (SeakrContext,)
+FAMILY_CONTEXTS[SERVING] += (IRCoTSeakrContext,)
+FAMILY_CONTEXTS[FLARE] += (IRCoTSeakrContext,)
+FAMILY_CONTEXTS[IRCOT] += (IRCoTSeakrContext,)
+FAMILY_CONTEXTS[SEAKR] += (IRCoTSeakrContext,)
 OPTIONS: dict[tuple[type[ServingContext], str], str] = {
     (FlareContext, "store_dir"): "--store", (FlareContext, "prompt_set"): "--prompts",
     (FlareContext, "query_formulation"): "--query", (FlareContext, "window_tokens"): "--window",
@@ -123,6 +134,9 @@ def _group_fields(group: str) -> list[str]:
                 if f.name not in {g.name for g in fields(FlareContext)}]
     if group == IRCOT:
         return [f.name for f in fields(IRCoTContext)
+                if f.name not in {g.name for g in fields(FlareContext)}]
+    if group == SEAKR:
+        return [f.name for f in fields(SeakrContext)
                 if f.name not in {g.name for g in fields(FlareContext)}]
     return [f.name for f in fields(FBRagContext) if (FBRagContext, f.name) not in UNREAD]
 

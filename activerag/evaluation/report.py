@@ -23,8 +23,19 @@ def format_step(step: Mapping[str, Any]) -> str:
         docs = ", ".join(f"{t} ({i[:8]})" for t, i in zip(step["doc_titles"], step["doc_ids"],
                                                          strict=True))
         lines.append(f"    docs:    {docs}")
+    if step.get("rerank"):
+        lines.append(_format_rerank(step["rerank"]))
     lines.append(f"    => {step['sentence']}")
     return "\n".join(lines)
+
+
+def _format_rerank(entries: list[Mapping[str, Any]]) -> str:
+    """SeaKR-lite's pool, least uncertain first: each title, its entropy, its kept place."""
+    ranked = sorted(entries, key=lambda e: (e["entropy"] is None, e["entropy"] or 0.0,
+                                            e["rank"]))
+    shown = [f"{e['title']} {'-' if e['entropy'] is None else round(e['entropy'], 3)}"
+             + ("" if e["kept"] is None else f" [kept {e['kept'] + 1}]") for e in ranked]
+    return "    reranked (mean entropy, nats): " + ", ".join(shown)
 
 
 def _format_replug(step: Mapping[str, Any]) -> str:
