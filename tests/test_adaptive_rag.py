@@ -100,6 +100,17 @@ def test_logistic_regression_is_deterministic_and_stops_at_a_flat_gradient():
     assert probabilities(w, b, x[:1])[0].argmax() == 2
 
 
+def test_logistic_regression_reaches_the_regularised_optimum():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((40, 4))  # overlapping classes: no separating set of weights
+    y = list(rng.integers(0, 3, 40))
+    w, b = fit_logistic(x, y, 3, l2=0.1, steps=300, tolerance=1e-9)
+    targets = np.eye(3)[y]
+    residual = probabilities(w, b, x) - targets
+    assert np.abs(residual.T @ x / 40 + 0.1 * w).max() < 1e-6  # ∂/∂W of the objective
+    assert np.abs(residual.mean(axis=0)).max() < 1e-6  # ∂/∂b (b is not regularised)
+
+
 def test_probabilities_do_not_overflow():
     p = probabilities(np.array([[1000.0], [0.0], [-1000.0]]), np.zeros(3), np.array([[1.0]]))
     assert np.allclose(p, [[1.0, 0.0, 0.0]])
@@ -140,6 +151,19 @@ def test_a_saved_router_loads_as_it_was(tmp_path):
     vectors = ToyEmbedder()(["Where was he born?"])
     assert loaded.probabilities(vectors) == router.probabilities(vectors)
     assert sorted(p.name for p in folder.iterdir()) == ["bias.npy", "meta.json", "weights.npy"]
+
+
+def test_a_save_cut_short_leaves_a_folder_that_is_refused(tmp_path, monkeypatch):
+    folder, router = saved_router(tmp_path)
+
+    def killed(path, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "save", killed)
+    with pytest.raises(KeyboardInterrupt):
+        router.save(folder)
+    with pytest.raises(ModelFileMissing, match="lacks meta.json"):
+        load_router(folder, ToyEmbedder())
 
 
 def test_a_router_is_never_read_from_a_pickle(tmp_path):
@@ -419,3 +443,16 @@ def test_ask_and_eval_take_the_router_flag(tmp_path):
     assert runs["adaptive_rag"][1].router == str(tmp_path)
     assert runs["adaptive_rag"][1].theta == 0.4
     assert runs["adaptive_rag_prompt"][1].router == ""
+
+
+async def test_the_decision_streams_as_a_line_ask_trace_prints(tmp_path):
+    from activerag.cli.trace import event
+
+    folder, _ = saved_router(tmp_path)
+    graph = build_router_graph(**strategies(*scripted_lms()), embedder=ToyEmbedder())
+    chunks = [c async for c in graph.astream({"question": Q}, stream_mode="custom",
+                                             context=AdaptiveContext(router=str(folder)))]
+    stages = [c for c in chunks if "stage" in c]
+    assert len(stages) == 1
+    assert event(stages[0]).startswith("[classify: B -> single_step (router; p A 0.12 B 0.87 "
+                                       "C 0.02) ")
