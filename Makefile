@@ -64,7 +64,8 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.node
 	'activerag.nodes.triggers.x_trigger_named__*' 'activerag.nodes.triggers.x_entropy__*' \
 	'activerag.nodes.triggers.x_token_entropy__*' 'activerag.serving.lm.x_check_alternatives__*' \
 	'activerag.nodes.app.x_answer_confidence__*' 'activerag.nodes.app.x_route_question__*' \
-	'activerag.nodes.app.x_route_after_single__*' 'activerag.evaluation.sweeps.x_pareto__*'
+	'activerag.nodes.app.x_route_after_single__*' 'activerag.evaluation.sweeps.x_pareto__*' \
+	'activerag.nodes.gate_logic.*' 'activerag.nodes.triggers.x_top_logprobs_for__*'
 
 .PHONY: mutation
 mutation: setup

@@ -9,7 +9,7 @@ import os
 import textwrap
 from dataclasses import dataclass, fields
 from types import MappingProxyType
-from typing import Literal, TypeVar
+from typing import ClassVar, Literal, TypeVar
 
 from activerag.errors import SettingError
 from activerag.serving.catalogue import DEFAULT_MODEL, FAST_MODEL, CatalogueModel
@@ -332,6 +332,46 @@ class AppContext(FlareContext):
 
 @documented
 @dataclass(kw_only=True)
+class AdaptiveContext(FlareContext):
+    """Settings of one Adaptive-RAG run (Jeong et al. 2024): which query-complexity classifier
+    routes the question; the FLARE fields are the three strategies' own settings."""
+
+    router: str = ""
+    """A router folder written by `activerag train-router` (logistic regression on the
+    question's MiniLM embedding); empty: the prompt classifier asks the served LM (the
+    adaptive_rag method refuses to run without a router, adaptive_rag_prompt never reads one)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_folder("router", self.router)
+        if self.router and not os.path.isdir(os.path.expanduser(self.router)):
+            raise SettingError(f"router folder {self.router!r} does not exist; train one with "
+                               f"`activerag train-router --out {self.router}`, or give the "
+                               "folder it wrote")
+
+
+@documented
+@dataclass(kw_only=True)
+class SeakrContext(FlareContext):
+    """Settings of one SeaKR-lite run (after Yao et al. 2025's self-aware re-ranking): each
+    retrieval fetches a larger pool, and the k documents kept are those under which a short
+    pseudo-generation is least uncertain; the FLARE fields are the host method's own."""
+
+    rerank_pool: int | None = None
+    """Documents retrieved per step before reranking (None: 3·k, the authors' code's ratio:
+    it retrieves 3 snippets and keeps 1); at least k."""
+    rerank_tokens: int = 8
+    """Greedy tokens of each document's pseudo-generation, whose mean top-20 entropy ranks it."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        at_least(self, 1, "rerank_tokens")
+        if self.rerank_pool is not None and self.rerank_pool < self.k:
+            raise refuse("rerank_pool", f"be at least k ({self.k}) or None", self.rerank_pool)
+
+
+@documented
+@dataclass(kw_only=True)
 class IRCoTContext(FlareContext):
     """Settings of one IRCoT run (Trivedi et al. 2023, §3): K paragraphs retrieved with the
     question, then with each chain-of-thought sentence, all of them collected (up to a cap)
@@ -381,42 +421,89 @@ class IRCoTContext(FlareContext):
 
 @documented
 @dataclass(kw_only=True)
-class AdaptiveContext(FlareContext):
-    """Settings of one Adaptive-RAG run (Jeong et al. 2024): which query-complexity classifier
-    routes the question; the FLARE fields are the three strategies' own settings."""
+class GateContext(FlareContext):
+    """Settings of one uncertainty-gated single retrieval run (Moskvoretskii et al. 2025): the
+    whole answer without documents, an estimate of its uncertainty, and only when it is
+    uncertain one retrieval with the question and the answer again over its documents. The
+    FLARE fields give the LM, the store, the prompts and the caps; theta, beta and FLARE's
+    query and window fields are not read."""
 
-    router: str = ""
-    """A router folder written by `activerag train-router` (logistic regression on the
-    question's MiniLM embedding); empty: the prompt classifier asks the served LM (the
-    adaptive_rag method refuses to run without a router, adaptive_rag_prompt never reads one)."""
+    estimator: str = "entropy_mean"
+    """The uncertainty estimator (nodes/triggers.py ESTIMATORS): entropy_mean or entropy_max
+    (each token's entropy over its top-20 alternatives, the mass they leave out one more
+    outcome), perplexity (the mean negative log-probability of the answer's tokens) or lexsim
+    (how alike lexsim_samples sampled answers are, ROUGE-L)."""
+    gate_threshold: float | None = None
+    """Retrieve when the estimate is above this (lexsim: when the answers agree less than
+    this); None: the estimator's own threshold, fixed before any run (docs/gates.md says where
+    each comes from)."""
+    lexsim_samples: int = 10
+    """lexsim: answers sampled in one request with n (LM-Polygraph's default, which the paper
+    ran)."""
+    lexsim_temperature: float = 1.0
+    """lexsim: the samples' temperature (LM-Polygraph's default, which the paper ran)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_folder("router", self.router)
-        if self.router and not os.path.isdir(os.path.expanduser(self.router)):
-            raise SettingError(f"router folder {self.router!r} does not exist; train one with "
-                               f"`activerag train-router --out {self.router}`, or give the "
-                               "folder it wrote")
+        from activerag.nodes.triggers import estimator_named
+
+        estimator_named(self.estimator)
+        at_least(self, 2, "lexsim_samples")
+        if self.lexsim_temperature <= 0:
+            raise refuse("lexsim_temperature", "be positive", self.lexsim_temperature)
 
 
 @documented
 @dataclass(kw_only=True)
-class SeakrContext(FlareContext):
-    """Settings of one SeaKR-lite run (after Yao et al. 2025's self-aware re-ranking): each
-    retrieval fetches a larger pool, and the k documents kept are those under which a short
-    pseudo-generation is least uncertain; the FLARE fields are the host method's own."""
+class EtcContext(FlareContext):
+    """Settings of one ETC run (Li et al., AAAI 2026): FLARE's graph, its gate the trend of the
+    draft's word entropies, retrieval from the first word where it rises sharply. The FLARE
+    fields are the host's own (beta masks the query as in FLARE; theta and trigger are not
+    read: the gate is ETC's)."""
 
-    rerank_pool: int | None = None
-    """Documents retrieved per step before reranking (None: 3·k, the authors' code's ratio:
-    it retrieves 3 snippets and keeps 1); at least k."""
-    rerank_tokens: int = 8
-    """Greedy tokens of each document's pseudo-generation, whose mean top-20 entropy ranks it."""
+    reads_alternatives: ClassVar[int] = 20
+    """Top logprobs per token ETC's gate reads, which the LM client asks for whatever the
+    trigger (nodes/triggers.top_logprobs_for)."""
+    etc_threshold: float = 1.3
+    """Retrieve from the first content word whose smoothed second difference of entropy
+    (nats) is above this (the authors' released configuration: 1.3)."""
+    etc_alpha: float = 0.9
+    """The smoothing's floor: M = a·Δ²H + (1 - a)·Δ²H_prev, a = etc_alpha + (1 - etc_alpha)·w
+    (the authors' code: 0.9)."""
+    etc_absolute: bool = False
+    """Compare |M| with the threshold, so that a sharp fall fires too (the authors' thres_abs,
+    off in their configuration)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        at_least(self, 1, "rerank_tokens")
-        if self.rerank_pool is not None and self.rerank_pool < self.k:
-            raise refuse("rerank_pool", f"be at least k ({self.k}) or None", self.rerank_pool)
+        if not 0.0 <= self.etc_alpha <= 1.0:
+            raise refuse("etc_alpha", "lie in [0, 1]", self.etc_alpha)
+
+
+@documented
+@dataclass(kw_only=True)
+class DraginContext(FlareContext):
+    """Settings of one DRAGIN-lite run (after Su et al. 2024, DRAGIN, without attention):
+    FLARE's graph, its gate RIND's entropy times a content-word filter, its query the question
+    and the draft's most surprising words. The FLARE fields are the host's own (theta, beta,
+    trigger and FLARE's query fields are not read)."""
+
+    reads_alternatives: ClassVar[int] = 20
+    """Top logprobs per token DRAGIN-lite's gate reads, which the LM client asks for whatever
+    the trigger (nodes/triggers.top_logprobs_for)."""
+    dragin_threshold: float = 1.0
+    """Retrieve from the first content word whose entropy (nats, the mean over its tokens) is
+    above this (the authors' configuration for Llama2-7b on 2WikiMultihopQA: 1.0)."""
+    dragin_query_words: int = 25
+    """The query: the question, then at most this many of the draft's content words before
+    the fired one, those of highest surprisal (the authors' retrieve_keep_top_k: 25)."""
+    dragin_truncate: Literal["word", "sentence"] = "word"
+    """word: keep the draft up to the fired word and continue it over the documents (the
+    paper, §3.3); sentence: write the whole sentence again, as the authors' code does."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        at_least(self, 0, "dragin_query_words")
 
 
 @documented

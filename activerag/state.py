@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, NotRequired
+from typing import Annotated, Any, NotRequired
 
 from langchain_core.documents import Document
 from typing_extensions import TypedDict
@@ -64,6 +64,7 @@ class StepTrace(TypedDict):
     doc_titles: list[str]  # their titles
     sentence: str  # the accepted unit
     rerank: NotRequired[list[RerankEntry]]  # a reranked retrieval's pool, in retrieval order
+    why: NotRequired[dict[str, Any]]  # the trigger's or estimator's values behind `retrieved`
 
 
 class Step(TypedDict, total=False):
@@ -79,6 +80,10 @@ class Step(TypedDict, total=False):
     fallback: bool  # a query was empty or matched nothing, so the question x was searched
     documents: list[Document]  # documents retrieved for this unit (FLARE §2.3)
     rerank: list[RerankEntry]  # how a reranked retrieval scored its pool (SeaKR-lite)
+    why: dict[str, Any]  # the values behind `fire` (a gate that explains itself), traced
+    keep: str  # the draft's text kept before the word a trigger fired at (ETC, DRAGIN-lite)
+    samples: list[str]  # answers sampled for the question (the lexsim estimator compares them)
+    answer_trace: list[StepTrace]  # the gated graph: the answer without documents, by sentence
     seen: list[Document]  # documents in the prompt of the unit that will be accepted
     sentence: str  # the generated unit (regenerated sentence, window, segment)
     sentence_tokens: list[TokenProb]  # its tokens

@@ -24,12 +24,15 @@ from activerag.context import AdaptiveContext
 from activerag.errors import ActiveRagError
 from activerag.graphs import app, fb_rag, flare, flare_instruct, previous, replug, self_ask, single
 from activerag.graphs import adaptive_rag
-from activerag.context import IRCoTContext
-from activerag.graphs import ircot
 from activerag.context import IRCoTSeakrContext, SeakrContext
 from activerag.graphs import seakr
+from activerag.context import IRCoTContext
+from activerag.graphs import ircot
+from activerag.context import DraginContext, EtcContext, GateContext
+from activerag.graphs import gated
 
-Family = Literal["FLARE", "REPLUG", "FB-RAG", "Adaptive-RAG", "IRCoT", "SeaKR-lite", "app"]
+Family = Literal["FLARE", "REPLUG", "FB-RAG", "Adaptive-RAG", "SeaKR-lite", "IRCoT", "uncertainty gates",
+                 "app"]
 FAMILIES: dict[Family, str] = {
     "FLARE": "Jiang et al. 2023: retrieve when the draft of the next sentence is unsure; with "
              "the paper's baselines (FlareContext)",
@@ -39,11 +42,14 @@ FAMILIES: dict[Family, str] = {
               "LM reads the best; with its baselines (FBRagContext)",
     "Adaptive-RAG": "Jeong et al. 2024: a query-complexity classifier routes the question to no, "
                     "single-step or multi-step retrieval (AdaptiveContext)",
-    "IRCoT": "Trivedi et al. 2023: a chain of thought written one sentence at a time, each "
-             "sentence the query whose paragraphs join all those collected (IRCoTContext)",
     "SeaKR-lite": "after Yao et al. 2025's self-aware re-ranking: a host method whose every "
                   "retrieval keeps, from a larger pool, the documents under which a short "
                   "pseudo-generation is least uncertain (SeakrContext)",
+    "IRCoT": "Trivedi et al. 2023: a chain of thought written one sentence at a time, each "
+             "sentence the query whose paragraphs join all those collected (IRCoTContext)",
+    "uncertainty gates": "retrieve when the LM's own uncertainty calls for it: Moskvoretskii et "
+                         "al. 2025's gated single retrieval (GateContext); ETC's entropy trend "
+                         "(EtcContext) and DRAGIN-lite (DraginContext) as FLARE's gate",
     "app": "the adaptive app of the methods above (AppContext)",
 }
 """Each family in one line, in the order the methods are listed."""
@@ -154,6 +160,29 @@ _METHODS = [
     Method("ircot_chain", ircot.graph, IRCoTContext, {"ircot_reader": "none"}, "IRCoT",
            "as `ircot`, without the reader: the loop's own chain is the answer",
            ircot.build_ircot_graph),
+    Method("gate_entropy_mean", gated.gated_graph, GateContext,
+           {"estimator": "entropy_mean"}, "uncertainty gates",
+           "answers without documents (as `none`); when that answer's mean token entropy is "
+           "above `gate_threshold`, retrieves once with x and answers again (as `single`)",
+           gated.build_gated_graph),
+    Method("gate_entropy_max", gated.gated_graph, GateContext, {"estimator": "entropy_max"},
+           "uncertainty gates", "as `gate_entropy_mean`, gated by the answer's max token entropy",
+           gated.build_gated_graph),
+    Method("gate_perplexity", gated.gated_graph, GateContext, {"estimator": "perplexity"},
+           "uncertainty gates", "as `gate_entropy_mean`, gated by the answer's mean negative "
+           "log-probability (log-perplexity)", gated.build_gated_graph),
+    Method("gate_lexsim", gated.gated_graph, GateContext, {"estimator": "lexsim"},
+           "uncertainty gates", "as `gate_entropy_mean`, retrieving when `lexsim_samples` "
+           "answers sampled in one request agree (ROUGE-L) less than `gate_threshold`",
+           gated.build_gated_graph),
+    Method("flare_etc", gated.etc_graph, EtcContext, {}, "uncertainty gates",
+           "`flare` with ETC's gate: retrieves from the first word whose smoothed second "
+           "difference of entropy is above `etc_threshold`, then continues the sentence from it",
+           gated.build_etc_graph),
+    Method("dragin_lite", gated.dragin_graph, DraginContext, {},
+           "uncertainty gates", "`flare` with RIND's entropy of content words as the gate (no "
+           "attention), the question plus the draft's most surprising words as the query",
+           gated.build_dragin_graph),
     Method("flare_seakr", seakr.flare_seakr_graph, SeakrContext, {}, "SeaKR-lite",
            "`flare`, each retrieval keeping k of `rerank_pool` (3k) documents: those whose "
            "pseudo-generation has the lowest mean top-20 token entropy",

@@ -245,6 +245,8 @@ def _trace(state: FlareState, step: Step, text: str) -> StepTrace:
     }
     if "rerank" in step:
         trace["rerank"] = step["rerank"]
+    if "why" in step:
+        trace["why"] = step["why"]
     return trace
 
 

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
 from activerag.errors import NoLogprobs, UnknownTrigger
+from activerag.nodes import gate_logic
 from activerag.nodes.base import Update
 from activerag.nodes.flare_logic import should_retrieve
 from activerag.state import FlareState
@@ -47,8 +49,10 @@ def register(name: str, top_logprobs: int = 1) -> Callable[[Trigger], Trigger]:
 
 
 def top_logprobs_for(ctx: object) -> int:
-    """The top logprobs per token that CTX's trigger needs (1: the token's own)."""
-    return TOP_LOGPROBS.get(getattr(ctx, "trigger", ""), 1)
+    """The top logprobs per token that CTX's trigger needs (1: the token's own), or that CTX's
+    own gate reads when it says more (`reads_alternatives`: ETC's, DRAGIN-lite's)."""
+    return max(TOP_LOGPROBS.get(getattr(ctx, "trigger", ""), 1),
+               getattr(ctx, "reads_alternatives", 1))
 
 
 def entropy(top: Sequence[float]) -> float:
@@ -136,3 +140,198 @@ def every_n(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
 mean_surprisal_gate = fixed_gate(mean_surprisal, "mean_surprisal_gate")
 always_fire = fixed_gate(always, "always_fire")
 """Retrieve for every sentence (Table 3's setting, the "next sentence" graph's gate)."""
+
+
+# --- Uncertainty estimators (Moskvoretskii et al. 2025), ETC and DRAGIN-lite -----------------
+# Their arithmetic is nodes/gate_logic.py's. An estimator gives a value of a whole answer (the
+# gated graph, graphs/gated.py, compares it with its threshold) and, over its tokens, is also a
+# trigger of the look-ahead graphs; ETC and DRAGIN-lite fire at a word of the draft.
+
+Estimate = Callable[[Tokens, FlareState], float | None]
+
+
+@dataclass(frozen=True)
+class Estimator:
+    """An uncertainty estimate of an answer (None: it has no tokens to be sure of)."""
+
+    value: Estimate
+    threshold: float
+    """Its own threshold, fixed before any run (docs/gates.md says where it comes from)."""
+    above: bool = True
+    """Retrieve when the value is above the threshold (Lex-Similarity: below)."""
+    samples: bool = False
+    """It compares answers sampled for the question (step["samples"]): the gated graph draws
+    them, and it is no trigger of the look-ahead graphs, whose drafts have none."""
+    top_logprobs: int = 1
+    """Top logprobs per token it reads."""
+
+
+ESTIMATORS: dict[str, Estimator] = {}
+
+
+def register_estimator(name: str, threshold: float, *, top_logprobs: int = 1,
+                       above: bool = True, samples: bool = False) -> Callable[[Estimate],
+                                                                                Estimate]:
+    """Name an estimator, so that GateContext(estimator=NAME) gates with it; one that reads
+    the answer's own tokens is also registered as the trigger NAME (its threshold the run's
+    gate_threshold when that names it, else THRESHOLD)."""
+
+    def add(fn: Estimate) -> Estimate:
+        ESTIMATORS[name] = Estimator(fn, threshold, above, samples, top_logprobs)
+        if not samples:
+            def fire(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
+                return gate_logic.beyond(fn(tokens, state), estimator_threshold(ctx, name),
+                                         above)
+
+            fire.__name__ = fire.__qualname__ = f"{name}_trigger"
+            register(name, top_logprobs)(fire)
+        return fn
+
+    return add
+
+
+def estimator_named(name: str) -> Estimator:
+    """The registered estimator NAME, or an error listing the known ones."""
+    if name not in ESTIMATORS:
+        raise UnknownTrigger(f"unknown estimator {name!r}; known: "
+                             f"{', '.join(sorted(ESTIMATORS))} (register one with "
+                             "activerag.nodes.triggers.register_estimator)")
+    return ESTIMATORS[name]
+
+
+def estimator_threshold(ctx: object, name: str) -> float:
+    """Estimator NAME's threshold in run CTX: the run's gate_threshold when its estimator is
+    NAME and it sets one, else the estimator's own."""
+    given = getattr(ctx, "gate_threshold", None)
+    if given is not None and getattr(ctx, "estimator", None) == name:
+        return float(given)
+    return estimator_named(name).threshold
+
+
+def token_entropies(tokens: Tokens, state: FlareState, who: str) -> list[float]:
+    """Each token's entropy in nats over its top-20 alternatives, the mass they leave out one
+    more outcome (`entropy`); a position that came without alternatives counts its own token
+    alone. NoLogprobs, naming WHO, when the tokens came without any."""
+    tops = list(state.get("step", {}).get("tops") or [])
+    if tokens and len(tops) != len(tokens):
+        raise NoLogprobs(f"{who} reads each token's top-20 logprobs and the text came without "
+                         "them; it needs the vLLM client, which asks for them when it is the "
+                         "run's trigger or estimator")
+    return [entropy(top) if top else entropy((math.log(max(p, 1e-12)),))
+            for (_, p, _), top in zip(tokens, tops, strict=True)]
+
+
+# Thresholds fixed before any run, in nats: docs/gates.md ("The thresholds") says whence.
+@register_estimator("entropy_mean", 0.35, top_logprobs=20)
+def entropy_mean(tokens: Tokens, state: FlareState) -> float | None:
+    """Mean token entropy (nats) of the answer."""
+    if not tokens:
+        return None
+    return gate_logic.mean_entropy(token_entropies(tokens, state, "the entropy_mean estimator"))
+
+
+@register_estimator("entropy_max", 2.0, top_logprobs=20)
+def entropy_max(tokens: Tokens, state: FlareState) -> float | None:
+    """Max token entropy (nats) of the answer."""
+    if not tokens:
+        return None
+    return gate_logic.max_entropy(token_entropies(tokens, state, "the entropy_max estimator"))
+
+
+@register_estimator("perplexity", 0.25)
+def log_perplexity(tokens: Tokens, state: FlareState) -> float | None:
+    """The mean negative log-probability of the answer's tokens (LM-Polygraph's Perplexity)."""
+    if not tokens:
+        return None
+    return gate_logic.perplexity([math.log(max(p, 1e-12)) for _, p, _ in tokens])
+
+
+@register_estimator("lexsim", 0.5, above=False, samples=True)
+def lexsim(tokens: Tokens, state: FlareState) -> float | None:
+    """Lex-Similarity of the answers sampled for the question (step["samples"])."""
+    samples = state.get("step", {}).get("samples")
+    if samples is None:
+        raise NoLogprobs("the lexsim estimator compares answers sampled for the question and "
+                         "this step has none; the gated graph (graphs/gated.py) draws them")
+    return gate_logic.lex_similarity(samples)
+
+
+@dataclass(frozen=True)
+class WordFire:
+    """Where a word-level trigger (ETC, DRAGIN-lite) fired in a draft, and why."""
+
+    at: int | None
+    """The word it fired at (None: it did not)."""
+    words: list[str]
+    """The draft's words."""
+    content: list[bool]
+    """Whether each is a content word."""
+    values: list[float | None]
+    """What was compared with the threshold, per word (ETC: the smoothed Δ²H; DRAGIN-lite:
+    the entropy of a content word)."""
+    entropies: list[float]
+    """Each word's entropy (nats)."""
+    keep: str
+    """The draft's text before the word it fired at (all of it when it did not)."""
+    threshold: float
+
+
+def _draft_words(tokens: Tokens, state: FlareState, who: str,
+                 reduce: Callable[[list[float]], float]
+                 ) -> tuple[list[range], list[str], list[bool], list[float]]:
+    spans = gate_logic.word_spans(tokens)
+    words = gate_logic.word_texts(tokens, spans)
+    stop = gate_logic.stopwords()
+    content = [gate_logic.is_content(w, stop) for w in words]
+    return spans, words, content, gate_logic.per_word(token_entropies(tokens, state, who),
+                                                      spans, reduce)
+
+
+def _kept(state: FlareState, tokens: Tokens, spans: list[range], at: int | None) -> str:
+    draft = str(state.get("step", {}).get("draft", ""))
+    if at is None:
+        return draft
+    return draft[:tokens[spans[at][0]][2]]
+
+
+def etc_check(tokens: Tokens, state: FlareState, ctx: FlareContext) -> WordFire:
+    """ETC over a draft: each word's entropy (the max over its tokens, as the authors' code
+    merges them), the trend of the content words' entropies, and the first word whose smoothed
+    Δ²H is above etc_threshold. A plain FlareContext runs it with EtcContext's defaults."""
+    from activerag.context import EtcContext
+
+    threshold = float(getattr(ctx, "etc_threshold", EtcContext.etc_threshold))
+    spans, words, content, ents = _draft_words(tokens, state, "the etc trigger", max)
+    trend = gate_logic.entropy_trend(ents, content,
+                                     float(getattr(ctx, "etc_alpha", EtcContext.etc_alpha)))
+    at = gate_logic.etc_fires_at(trend.smoothed, threshold,
+                                 bool(getattr(ctx, "etc_absolute", EtcContext.etc_absolute)))
+    return WordFire(at, words, content, trend.smoothed, ents, _kept(state, tokens, spans, at),
+                    threshold)
+
+
+def dragin_check(tokens: Tokens, state: FlareState, ctx: FlareContext) -> WordFire:
+    """DRAGIN-lite's RIND over a draft: each word's entropy (the mean over its tokens, as the
+    authors' code merges them) where it is a content word, and the first above
+    dragin_threshold. A plain FlareContext runs it with DraginContext's defaults."""
+    from activerag.context import DraginContext
+
+    threshold = float(getattr(ctx, "dragin_threshold", DraginContext.dragin_threshold))
+    spans, words, content, ents = _draft_words(tokens, state, "the dragin_lite trigger",
+                                               gate_logic.mean)
+    scores = gate_logic.rind_lite(ents, content)
+    at = gate_logic.first_above(scores, threshold)
+    values: list[float | None] = [s if c else None for s, c in zip(scores, content, strict=True)]
+    return WordFire(at, words, content, values, ents, _kept(state, tokens, spans, at), threshold)
+
+
+@register("etc", top_logprobs=20)
+def etc(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
+    """ETC (Li et al. 2026): fire when the draft's word entropies rise sharply."""
+    return etc_check(tokens, state, ctx).at is not None
+
+
+@register("dragin_lite", top_logprobs=20)
+def dragin_lite(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
+    """DRAGIN-lite: fire when a content word's entropy is above dragin_threshold."""
+    return dragin_check(tokens, state, ctx).at is not None

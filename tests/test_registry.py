@@ -16,6 +16,7 @@ import pytest
 from activerag.context import AdaptiveContext, AppContext, FBRagContext, FlareContext, ReplugContext
 from activerag.context import IRCoTContext
 from activerag.context import IRCoTSeakrContext, SeakrContext
+from activerag.context import DraginContext, EtcContext, GateContext
 from activerag.graphs.registry import FAMILIES, METHODS, markdown_table, method
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,6 +37,9 @@ PINNED.update({"adaptive_rag": (AdaptiveContext, {}),
                "adaptive_rag_prompt": (AdaptiveContext, {"router": ""})})
 PINNED.update({"ircot": (IRCoTContext, {}), "ircot_chain": (IRCoTContext, {"ircot_reader": "none"})})
 PINNED.update({"flare_seakr": (SeakrContext, {}), "ircot_seakr": (IRCoTSeakrContext, {})})
+PINNED.update({f"gate_{e}": (GateContext, {"estimator": e})
+               for e in ("entropy_mean", "entropy_max", "perplexity", "lexsim")})
+PINNED.update({"flare_etc": (EtcContext, {}), "dragin_lite": (DraginContext, {})})
 """Every method's context class and the settings it fixes over the run's."""
 RUN = FlareContext(k=3, theta=0.6, max_answer_tokens=100, store_dir="/corpus",
                    base_url="http://127.0.0.1:9/v1", prompt_format="plain", retriever="chroma")

@@ -9,8 +9,9 @@ import sys
 from activerag.cli.commands import eval_methods, ingest, longctx_build, serve, sweep
 from activerag.cli.flags import APP, FB_RAG, FLARE, REPLUG, SERVING, add_flags
 from activerag.cli.flags import ADAPTIVE
-from activerag.cli.flags import IRCOT
 from activerag.cli.flags import SEAKR
+from activerag.cli.flags import IRCOT
+from activerag.cli.flags import DRAGIN, ETC, GATES
 from activerag.cli.options import check_methods, methods_help
 from activerag.cli.router import add_train_router
 from activerag.cli.run import ask, demo
@@ -24,8 +25,9 @@ RUN_GROUPS = [SERVING, FLARE, REPLUG, FB_RAG, APP]
 """The flag groups of `ask` and `eval`, which run methods of every family (`sweep` runs FLARE's
 and the app over FLARE's settings)."""
 RUN_GROUPS.append(ADAPTIVE)
-RUN_GROUPS.append(IRCOT)
 RUN_GROUPS.append(SEAKR)
+RUN_GROUPS.append(IRCOT)
+RUN_GROUPS += [GATES, ETC, DRAGIN]
 
 
 def parser() -> argparse.ArgumentParser:

@@ -21,13 +21,15 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
 from activerag.context import AdaptiveContext
-from activerag.context import IRCoTContext
 from activerag.context import IRCoTSeakrContext, SeakrContext
+from activerag.context import IRCoTContext
+from activerag.context import DraginContext, EtcContext, GateContext
 
 SERVING, FLARE, REPLUG, FB_RAG, APP = "LM, store and prompts", "FLARE", "REPLUG", "FB-RAG", "app"
 ADAPTIVE = "Adaptive-RAG"
-IRCOT = "IRCoT"
 SEAKR = "SeaKR-lite"
+IRCOT = "IRCoT"
+GATES, ETC, DRAGIN = "uncertainty gates", "ETC", "DRAGIN-lite"
 GROUPS = {
     SERVING: "FLARE's, REPLUG's and the app's one LM, the corpus and the exemplars "
              "(--store is FB-RAG's corpus too)",
@@ -40,11 +42,15 @@ GROUPS = {
          "flags above)",
     ADAPTIVE: "AdaptiveContext: adaptive_rag (its strategies' settings are the FLARE flags "
               "above)",
+    SEAKR: "SeakrContext: flare_seakr, ircot_seakr (its host method's settings are the FLARE "
+           "and IRCoT flags)",
     IRCOT: "IRCoTContext: ircot, ircot_chain (--k is K, the paragraphs per retrieval; the LM, "
            "store, prompts and caps are the flags above; theta, beta and FLARE's query and "
            "window flags are not read)",
-    SEAKR: "SeakrContext: flare_seakr, ircot_seakr (its host method's settings are the FLARE "
-           "and IRCoT flags)",
+    GATES: "GateContext: gate_entropy_mean, gate_entropy_max, gate_perplexity, gate_lexsim "
+           "(the LM, store, prompts and caps are the flags above)",
+    ETC: "EtcContext: flare_etc (its host's settings are the FLARE flags above)",
+    DRAGIN: "DraginContext: dragin_lite (its host's settings are the FLARE flags above)",
 }
 """Each group of flags: the context it sets and the methods that read it."""
 FAMILY_CONTEXTS: dict[str, tuple[type[ServingContext], ...]] = {
@@ -54,16 +60,20 @@ FAMILY_CONTEXTS: dict[str, tuple[type[ServingContext], ...]] = {
 FAMILY_CONTEXTS[SERVING] += (AdaptiveContext,)
 FAMILY_CONTEXTS[FLARE] += (AdaptiveContext,)
 FAMILY_CONTEXTS[ADAPTIVE] = (AdaptiveContext,)
-FAMILY_CONTEXTS[SERVING] += (IRCoTContext,)
-FAMILY_CONTEXTS[FLARE] += (IRCoTContext,)
-FAMILY_CONTEXTS[IRCOT] = (IRCoTContext,)
 FAMILY_CONTEXTS[SERVING] += (SeakrContext,)
 FAMILY_CONTEXTS[FLARE] += (SeakrContext,)
 FAMILY_CONTEXTS[SEAKR] = (SeakrContext,)
+FAMILY_CONTEXTS[SERVING] += (IRCoTContext,)
+FAMILY_CONTEXTS[FLARE] += (IRCoTContext,)
+FAMILY_CONTEXTS[IRCOT] = (IRCoTContext,)
 FAMILY_CONTEXTS[SERVING] += (IRCoTSeakrContext,)
 FAMILY_CONTEXTS[FLARE] += (IRCoTSeakrContext,)
 FAMILY_CONTEXTS[IRCOT] += (IRCoTSeakrContext,)
 FAMILY_CONTEXTS[SEAKR] += (IRCoTSeakrContext,)
+FAMILY_CONTEXTS[SERVING] += (GateContext, EtcContext, DraginContext)
+FAMILY_CONTEXTS[FLARE] += (GateContext, EtcContext, DraginContext)
+FAMILY_CONTEXTS[GATES], FAMILY_CONTEXTS[ETC] = (GateContext,), (EtcContext,)
+FAMILY_CONTEXTS[DRAGIN] = (DraginContext,)
 OPTIONS: dict[tuple[type[ServingContext], str], str] = {
     (FlareContext, "store_dir"): "--store", (FlareContext, "prompt_set"): "--prompts",
     (FlareContext, "query_formulation"): "--query", (FlareContext, "window_tokens"): "--window",
@@ -132,11 +142,14 @@ def _group_fields(group: str) -> list[str]:
     if group == ADAPTIVE:
         return [f.name for f in fields(AdaptiveContext)
                 if f.name not in {g.name for g in fields(FlareContext)}]
+    if group == SEAKR:
+        return [f.name for f in fields(SeakrContext)
+                if f.name not in {g.name for g in fields(FlareContext)}]
     if group == IRCOT:
         return [f.name for f in fields(IRCoTContext)
                 if f.name not in {g.name for g in fields(FlareContext)}]
-    if group == SEAKR:
-        return [f.name for f in fields(SeakrContext)
+    if group in (GATES, ETC, DRAGIN):
+        return [f.name for f in fields(FAMILY_CONTEXTS[group][0])
                 if f.name not in {g.name for g in fields(FlareContext)}]
     return [f.name for f in fields(FBRagContext) if (FBRagContext, f.name) not in UNREAD]
 

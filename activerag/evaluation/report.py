@@ -25,6 +25,8 @@ def format_step(step: Mapping[str, Any]) -> str:
         lines.append(f"    docs:    {docs}")
     if step.get("rerank"):
         lines.append(_format_rerank(step["rerank"]))
+    if step.get("why"):
+        lines.append(_format_why(step["why"]))
     lines.append(f"    => {step['sentence']}")
     return "\n".join(lines)
 
@@ -36,6 +38,17 @@ def _format_rerank(entries: list[Mapping[str, Any]]) -> str:
     shown = [f"{e['title']} {'-' if e['entropy'] is None else round(e['entropy'], 3)}"
              + ("" if e["kept"] is None else f" [kept {e['kept'] + 1}]") for e in ranked]
     return "    reranked (mean entropy, nats): " + ", ".join(shown)
+
+
+def _format_why(why: Mapping[str, Any]) -> str:
+    """An uncertainty gate's, ETC's or DRAGIN-lite's decision: its value against its threshold
+    (where a word-level trigger fired, that word) and whether it fired."""
+    value = why.get("value")
+    at = f" at word {why['at']} {why.get('word', '')!r}" if why.get("at") is not None else ""
+    shown = "-" if value is None else f"{value:.3g}"
+    verdict = "fired" if why.get("fired") else "did not fire"
+    return (f"    why:     {why.get('estimator') or why.get('trigger')}{at} {shown} "
+            f"(threshold {why.get('threshold', 0):g}): {verdict}")
 
 
 def _format_replug(step: Mapping[str, Any]) -> str:

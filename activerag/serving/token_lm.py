@@ -75,9 +75,10 @@ class Sampler(Protocol):
 
     async def sample(self, prompt: str, n: int, max_tokens: int, *, temperature: float,
                      top_p: float, top_k: int, seed: int | None,
-                     separate: bool = False) -> Samples:
+                     separate: bool = False, stop: Sequence[str] = ()) -> Samples:
         """N samples of PROMPT; SEPARATE: one request each (seeds seed, seed+1, ...) instead
-        of one request with n=N, whose samples share the prompt's prefill."""
+        of one request with n=N, whose samples share the prompt's prefill; each sample ends
+        at the first of STOP (none: only max_tokens or the model ends it)."""
         ...
 
 
@@ -210,9 +211,11 @@ class VLLMTokens:
 
     async def sample(self, prompt: str, n: int, max_tokens: int, *, temperature: float,
                      top_p: float, top_k: int, seed: int | None,
-                     separate: bool = False) -> Samples:
-        body = {"prompt": prompt, "max_tokens": max_tokens, "temperature": temperature,
-                "top_p": top_p, "top_k": top_k}
+                     separate: bool = False, stop: Sequence[str] = ()) -> Samples:
+        body: dict[str, Any] = {"prompt": prompt, "max_tokens": max_tokens,
+                                "temperature": temperature, "top_p": top_p, "top_k": top_k}
+        if stop:
+            body["stop"] = list(stop)
         if separate:
             outs = await asyncio.gather(*[
                 self._post("/v1/completions", {**body, "n": 1, "seed": None if seed is None

@@ -163,13 +163,15 @@ class ScriptedSampler(_Words):
     calls: list[dict] = field(default_factory=list)
 
     async def sample(self, prompt: str, n: int, max_tokens: int, *, temperature: float,
-                     top_p: float, top_k: int, seed: int | None, separate: bool = False):
+                     top_p: float, top_k: int, seed: int | None, separate: bool = False,
+                     stop: Sequence[str] = ()):
         """N of the scripted texts, with the counts the server would report."""
         from activerag.serving.token_lm import Samples
 
         self.prompts.append(prompt)
         self.calls.append({"n": n, "max_tokens": max_tokens, "temperature": temperature,
-                           "top_p": top_p, "top_k": top_k, "seed": seed, "separate": separate})
+                           "top_p": top_p, "top_k": top_k, "seed": seed, "separate": separate,
+                           **({"stop": list(stop)} if stop else {})})
         texts = [self.texts[i % len(self.texts)] for i in range(n)]
         return Samples(texts, len(prompt.split()), sum(len(t.split()) for t in texts),
                        n if separate else 1)
