@@ -15,7 +15,6 @@ from activerag.context import FlareContext, IRCoTContext
 from activerag.errors import ActiveRagError, EmptyQuestion, PromptTooLong, SettingError
 from activerag.graphs.ircot import build_ircot_graph
 from activerag.graphs.registry import METHODS, method
-from activerag.nodes import ircot_logic
 from activerag.nodes.ircot_logic import (
     collect,
     fewer_shots,
@@ -50,7 +49,8 @@ S0 = "Daeselin Company was founded by Orla Venn."
 S1 = "Orla Venn was born in the city of Nafun."
 S2 = "So the answer is: Nafun."
 CHAIN = [ends(S0), ends(" " + S1), ends(" " + S2)]
-READ = "Daeselin Company was founded by Orla Venn. Orla Venn was born in Nafun. So the answer is Nafun."
+READ = ("Daeselin Company was founded by Orla Venn. Orla Venn was born in Nafun. "
+        "So the answer is Nafun.")
 
 
 def graph(lm: ScriptedLM, **kwargs):
@@ -287,7 +287,8 @@ def test_the_prompt_shows_paragraphs_question_and_chain_as_the_paper_does():
 def test_a_paragraph_is_cut_at_the_authors_word_limit():
     long = Document(page_content=" ".join(f"w{i}" for i in range(500)), metadata={"title": "L"})
     text = ircot_prompt(QUESTION, "", [long], "plain", IRCOT_TASK)
-    assert f" w{IRCOT_PARAGRAPH_WORDS - 1}\n\nQ: " in text and f"w{IRCOT_PARAGRAPH_WORDS}" not in text
+    assert f" w{IRCOT_PARAGRAPH_WORDS - 1}\n\nQ: " in text
+    assert f"w{IRCOT_PARAGRAPH_WORDS}" not in text
 
 
 def test_a_retrieved_paragraph_cannot_open_a_chat_turn():
