@@ -35,7 +35,8 @@ PINNED = {
 }
 PINNED.update({"adaptive_rag": (AdaptiveContext, {}),
                "adaptive_rag_prompt": (AdaptiveContext, {"router": ""})})
-PINNED.update({"ircot": (IRCoTContext, {}), "ircot_chain": (IRCoTContext, {"ircot_reader": "none"})})
+PINNED.update({"ircot": (IRCoTContext, {}),
+               "ircot_chain": (IRCoTContext, {"ircot_reader": "none"})})
 PINNED.update({"flare_seakr": (SeakrContext, {}), "ircot_seakr": (IRCoTSeakrContext, {})})
 PINNED.update({f"gate_{e}": (GateContext, {"estimator": e})
                for e in ("entropy_mean", "entropy_max", "perplexity", "lexsim")})
