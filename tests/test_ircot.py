@@ -502,3 +502,21 @@ def test_next_query_is_the_last_sentence_or_the_codes_last_fact():
 def test_fewer_shots_drops_one_until_none_is_left():
     assert fewer_shots(3) == 2 and fewer_shots(1) == 0 and fewer_shots(0) is None
 
+
+
+def test_ask_trace_shows_what_each_step_added_and_why_the_chain_stopped(tmp_path, monkeypatch,
+                                                                        capsys):
+    from activerag import cli
+    from activerag.graphs import registry
+
+    monkeypatch.setenv("ACTIVERAG_HOME", str(tmp_path / "home"))
+    lm = ScriptedLM([*CHAIN, ends(READ)])
+    monkeypatch.setitem(registry.METHODS, "scripted_ircot", registry.Method(
+        "scripted_ircot", graph(lm), IRCoTContext, {}, "IRCoT", "IRCoT over a scripted LM"))
+    assert cli.main(["ask", "--method", "scripted_ircot", "--trace", QUESTION]) == 0
+    printed = capsys.readouterr().out
+    assert "    added:   Orla Venn, Daeselin Company\n" in printed
+    assert "    added:   Venn Shipping  (1 left out: collected already or past the cap)" in printed
+    assert printed.count("    stop:    ") == 1 and "    stop:    answer\n    => " + S2 in printed
+    assert "    reader:  the whole chain again" in printed
+    assert printed.rstrip().endswith(READ)

@@ -27,6 +27,8 @@ def format_step(step: Mapping[str, Any]) -> str:
         lines.append(_format_rerank(step["rerank"]))
     if step.get("why"):
         lines.append(_format_why(step["why"]))
+    if "new_titles" in step:
+        lines.append(_format_collected(step))
     lines.append(f"    => {step['sentence']}")
     return "\n".join(lines)
 
@@ -81,3 +83,14 @@ def format_stage(stage: Mapping[str, Any]) -> str:
         shown.append(f"{stage['truncated_tokens']} prompt tokens cut from the middle")
     head = f"[{stage['name']} {stage['seconds']:.2f}s]"
     return "\n".join([head, *(f"  {line}" for line in shown)])
+
+
+def _format_collected(step: Mapping[str, Any]) -> str:
+    """An IRCoT step: the paragraphs its retrieval added to the collection (and how many it
+    found but left out), and why the chain stopped after it; or the reader."""
+    if step.get("role") == "read":
+        return "    reader:  the whole chain again, over every collected paragraph"
+    left = (f"  ({step['left_out']} left out: collected already or past the cap)"
+            if step.get("left_out") else "")
+    line = f"    added:   {', '.join(step['new_titles']) or 'none'}{left}"
+    return line + (f"\n    stop:    {step['stop']}" if step.get("stop") else "")
