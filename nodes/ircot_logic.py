@@ -69,8 +69,8 @@ def is_reasoning(sentence: str) -> bool:
 
 
 def without_wh_words(text: str) -> str:
-    """TEXT without its wh-words and "is"/"does" (the words as split at spaces)."""
-    return " ".join(w for w in text.split(" ") if w.strip().lower() not in WH_WORDS)
+    """TEXT without its wh-words and "is"/"does", its words one space apart."""
+    return " ".join(w for w in text.split() if w.lower() not in WH_WORDS)
 
 
 def question_query(question: str, style: QueryStyle) -> str:

@@ -486,6 +486,7 @@ def test_reasoning_sentences_are_told_from_facts():
 def test_wh_words_and_is_does_are_left_out_of_code_queries():
     assert without_wh_words("Who is the director of Who Is?") == "the director of Is?"
     assert without_wh_words("Where does it flow") == "it flow"
+    assert without_wh_words("Who\tis  X?\n") == "X?"
     assert question_query("Who is X?", "sentence") == "Who is X?"
     assert question_query("Who is X?", "code") == "X?"
 
