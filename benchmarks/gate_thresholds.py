@@ -66,7 +66,9 @@ async def measure(examples: list[Example], ctx: GateContext, concurrency: int
     async def one(example: Example) -> None:
         async with limit:
             await graph.ainvoke({"question": example.question}, context=ctx)
-            print(f"{len(found):3d}/{len(examples)} {found[example.question]}", flush=True)
+            # the graph strips the question (nodes/base.checked_question)
+            print(f"{len(found):3d}/{len(examples)} {example.id} "
+                  f"{found[example.question.strip()]}", flush=True)
 
     await asyncio.gather(*[one(e) for e in examples])
     return found
@@ -81,7 +83,12 @@ def main() -> None:
     cli.add_argument("--max-answer-tokens", type=int, default=128)
     cli.add_argument("--concurrency", type=int, default=2)
     cli.add_argument("--out", type=Path)
+    cli.add_argument("--cache", type=Path, help="an LM cache file: a rerun repeats no request")
     args = cli.parse_args()
+    if args.cache:
+        from activerag.serving import cache
+
+        cache.enable(args.cache)
     # entropy_mean's first pass asks for the top-20 alternatives every estimator but lexsim
     # needs; perplexity reads the same greedy tokens
     ctx = GateContext(estimator="entropy_mean", base_url=args.base_url, store_dir=args.store,
@@ -95,9 +102,12 @@ def main() -> None:
         print(f"{name:13s} median {medians[name]} over {len(values)} answers "
               f"(method gate_{name}: --gate-threshold {medians[name]})")
     if args.out:
-        args.out.write_text(json.dumps({"settings": vars(args) | {"out": str(args.out)},
+        settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+        args.out.write_text(json.dumps({"settings": settings,
                                         "questions": [e.id for e in examples],
-                                        "values": found, "medians": medians}, indent=1))
+                                        "values": {e.id: found[e.question.strip()]
+                                                   for e in examples},
+                                        "medians": medians}, indent=1))
 
 
 if __name__ == "__main__":

@@ -31,8 +31,8 @@ from activerag.graphs import ircot
 from activerag.context import DraginContext, EtcContext, GateContext
 from activerag.graphs import gated
 
-Family = Literal["FLARE", "REPLUG", "FB-RAG", "Adaptive-RAG", "SeaKR-lite", "IRCoT", "uncertainty gates",
-                 "app"]
+Family = Literal["FLARE", "REPLUG", "FB-RAG", "Adaptive-RAG", "SeaKR-lite", "IRCoT",
+                 "uncertainty gates", "app"]
 FAMILIES: dict[Family, str] = {
     "FLARE": "Jiang et al. 2023: retrieve when the draft of the next sentence is unsure; with "
              "the paper's baselines (FlareContext)",

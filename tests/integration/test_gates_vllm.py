@@ -50,6 +50,14 @@ async def test_gate_entropy_mean_retrieves_exactly_when_its_estimate_is_above_th
     ents = [triggers.entropy(list(top.values())) for top in lp["top_logprobs"]]
     assert kept["trace"][0]["why"]["value"] == pytest.approx(sum(ents) / len(ents), abs=2e-3)
 
+    # fired whatever it says (threshold 0): one retrieval with x, the answer written again
+    forced = await build_gated_graph().ainvoke({"question": QUESTION}, context=GateContext(
+        base_url=vllm_url, store_dir=str(demo_store), estimator="entropy_mean",
+        gate_threshold=0.0))
+    assert (forced["lm_calls"], forced["retrievals"], forced["retrieval_steps"]) == (2, 1, 1)
+    assert all(s["retrieved"] and s["queries"] == [QUESTION] and len(s["doc_ids"]) == 2
+               for s in forced["trace"])
+
 
 async def test_flare_etc_retrieves_from_the_first_word_over_its_threshold(vllm_url, demo_store):
     ctx = EtcContext(base_url=vllm_url, store_dir=str(demo_store), max_sentences=3,
@@ -67,6 +75,7 @@ async def test_flare_etc_retrieves_from_the_first_word_over_its_threshold(vllm_u
             kept = " ".join(why["words"][:at])  # the draft before that word stays
             assert " ".join(step["sentence"].split()).startswith(kept)
         assert all(not math.isnan(h) for h in why["entropies"])
+    assert fired >= 1, "SmolLM2's drafts rise this sharply on this question"
     assert out["lm_calls"] == len(out["trace"]) + fired
     assert out["retrieval_steps"] == 1 + fired
 
@@ -88,5 +97,6 @@ async def test_dragin_lite_retrieves_at_a_content_word_and_asks_with_the_questio
             assert query.startswith(QUESTION)
             added = query[len(QUESTION):].split()
             assert len(added) <= 4 and set(added) <= set(why["words"][:at])
+    assert fired >= 1, "SmolLM2 is unsure of some content word on this question"
     assert out["lm_calls"] == len(out["trace"]) + fired
     assert out["retrieval_steps"] == 1 + fired
