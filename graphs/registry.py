@@ -14,22 +14,34 @@ from functools import partial
 from typing import Any, Literal
 
 from activerag.context import (
+    AdaptiveContext,
     AppContext,
+    DraginContext,
+    EtcContext,
     FBRagContext,
     FlareContext,
+    GateContext,
+    IRCoTContext,
+    IRCoTSeakrContext,
     ReplugContext,
+    SeakrContext,
     ServingContext,
 )
-from activerag.context import AdaptiveContext
 from activerag.errors import ActiveRagError
-from activerag.graphs import app, fb_rag, flare, flare_instruct, previous, replug, self_ask, single
-from activerag.graphs import adaptive_rag
-from activerag.context import IRCoTSeakrContext, SeakrContext
-from activerag.graphs import seakr
-from activerag.context import IRCoTContext
-from activerag.graphs import ircot
-from activerag.context import DraginContext, EtcContext, GateContext
-from activerag.graphs import gated
+from activerag.graphs import (
+    adaptive_rag,
+    app,
+    fb_rag,
+    flare,
+    flare_instruct,
+    gated,
+    ircot,
+    previous,
+    replug,
+    seakr,
+    self_ask,
+    single,
+)
 
 Family = Literal["FLARE", "REPLUG", "FB-RAG", "Adaptive-RAG", "SeaKR-lite", "IRCoT",
                  "uncertainty gates", "app"]

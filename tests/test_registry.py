@@ -13,10 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from activerag.context import AdaptiveContext, AppContext, FBRagContext, FlareContext, ReplugContext
-from activerag.context import IRCoTContext
-from activerag.context import IRCoTSeakrContext, SeakrContext
-from activerag.context import DraginContext, EtcContext, GateContext
+from activerag.context import (
+    AdaptiveContext,
+    AppContext,
+    DraginContext,
+    EtcContext,
+    FBRagContext,
+    FlareContext,
+    GateContext,
+    IRCoTContext,
+    IRCoTSeakrContext,
+    ReplugContext,
+    SeakrContext,
+)
 from activerag.graphs.registry import FAMILIES, METHODS, markdown_table, method
 
 ROOT = Path(__file__).resolve().parents[1]

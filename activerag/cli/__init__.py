@@ -7,11 +7,20 @@ import asyncio
 import sys
 
 from activerag.cli.commands import eval_methods, ingest, longctx_build, serve, sweep
-from activerag.cli.flags import APP, FB_RAG, FLARE, REPLUG, SERVING, add_flags
-from activerag.cli.flags import ADAPTIVE
-from activerag.cli.flags import SEAKR
-from activerag.cli.flags import IRCOT
-from activerag.cli.flags import DRAGIN, ETC, GATES
+from activerag.cli.flags import (
+    ADAPTIVE,
+    APP,
+    DRAGIN,
+    ETC,
+    FB_RAG,
+    FLARE,
+    GATES,
+    IRCOT,
+    REPLUG,
+    SEAKR,
+    SERVING,
+    add_flags,
+)
 from activerag.cli.options import check_methods, methods_help
 from activerag.cli.router import add_train_router
 from activerag.cli.run import ask, demo

@@ -19,11 +19,20 @@ from dataclasses import dataclass, fields
 from types import NoneType, UnionType
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
-from activerag.context import AdaptiveContext
-from activerag.context import IRCoTSeakrContext, SeakrContext
-from activerag.context import IRCoTContext
-from activerag.context import DraginContext, EtcContext, GateContext
+from activerag.context import (
+    AdaptiveContext,
+    AppContext,
+    DraginContext,
+    EtcContext,
+    FBRagContext,
+    FlareContext,
+    GateContext,
+    IRCoTContext,
+    IRCoTSeakrContext,
+    ReplugContext,
+    SeakrContext,
+    ServingContext,
+)
 
 SERVING, FLARE, REPLUG, FB_RAG, APP = "LM, store and prompts", "FLARE", "REPLUG", "FB-RAG", "app"
 ADAPTIVE = "Adaptive-RAG"
