@@ -22,9 +22,11 @@ from activerag.errors import ActiveRagError
 
 log = logging.getLogger(__name__)
 
-STATE_TYPES = (("langchain_core.documents.base", "Document"), ("langgraph.types", "Send"))
-"""The only classes a checkpoint of a method graph holds (documents, REPLUG's fan-out); a
-stored value naming any other callable is refused, since decoding it would call it."""
+STATE_TYPES = (("langchain_core.documents.base", "Document"), ("langgraph.types", "Send"),
+               ("langgraph.types", "Overwrite"))
+"""The only classes a checkpoint of a method graph holds (documents, REPLUG's fan-out, the
+start node's pending writes that reset a thread's trace and counters); a stored value naming
+any other callable is refused, since decoding it would call it."""
 
 _CONSTRUCTORS = range(6)
 """LangGraph's msgpack extension codes whose payload is (module, name, arguments[, method])."""
