@@ -46,8 +46,8 @@ auxiliaries, a few adverbs), used when NLTK's stopword list is not installed."""
 
 @functools.cache
 def stopwords() -> frozenset[str]:
-    """NLTK's English stopword list when its data is installed (`nltk.download("stopwords")`;
-    none ships with activerag), else BUILT_IN_STOPWORDS."""
+    """NLTK's English stopword list when its corpus is already on the machine (activerag
+    ships none and never fetches it), else BUILT_IN_STOPWORDS."""
     try:
         from nltk.corpus import stopwords as nltk_stopwords
 
