@@ -50,7 +50,7 @@ def _named(data: bytes) -> list[str]:
     return names
 
 
-def serializer(path: Path) -> Any:
+def serializer(path: Path | str) -> Any:
     """LangGraph's serializer limited to STATE_TYPES, refusing (with an ActiveRagError that
     names PATH) any stored value that names another callable or comes in another format."""
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -78,7 +78,16 @@ def serializer(path: Path) -> Any:
 @asynccontextmanager
 async def checkpoints(path: Path) -> AsyncIterator[Any]:
     """A SQLite checkpointer at PATH (made if missing), open for the block; what it reads back
-    may hold only the state's own types (see `serializer`)."""
+    may hold only the state's own types (see `serializer`). With ACTIVERAG_DATABASE_URL set,
+    the database's checkpointer instead (durable_pg.py), PATH unused."""
+    from activerag.database import database_url
+
+    if (url := database_url()) is not None:
+        from activerag.durable_pg import pg_checkpoints
+
+        async with pg_checkpoints(url) as saver:
+            yield saver
+        return
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -127,6 +136,9 @@ async def _table(saver: Any) -> None:
 
 
 async def _recorded(saver: Any, thread: str) -> dict[str, Any] | None:
+    if hasattr(saver, "recorded_settings"):  # the database's checkpointer (durable_pg.py)
+        found: dict[str, Any] | None = await saver.recorded_settings(thread)
+        return found
     async with saver.lock:
         await _table(saver)
         async with saver.conn.execute(f"SELECT settings FROM {RUNS_TABLE} WHERE thread_id = ?",
@@ -136,6 +148,10 @@ async def _recorded(saver: Any, thread: str) -> dict[str, Any] | None:
 
 
 async def _record(saver: Any, thread: str, settings: dict[str, Any] | None) -> None:
+    if hasattr(saver, "record_settings"):  # the database's checkpointer (durable_pg.py)
+        text = json.dumps(settings, sort_keys=True)
+        await saver.record_settings(thread, settings, hashlib.sha256(text.encode()).hexdigest())
+        return
     async with saver.lock:
         await _table(saver)
         if settings is None:

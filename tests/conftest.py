@@ -148,3 +148,16 @@ def _no_network(request: pytest.FixtureRequest) -> Iterator[set[int]]:
 def allow_port(_no_network: set[int]) -> Callable[[int], None]:
     """Let this unit test connect to a loopback port served by a process it started."""
     return _no_network.add
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster of this session's own on a free loopback port, stopped
+    and removed after the session: the database of the ACTIVERAG_DATABASE_URL tests."""
+    from activerag.testing.postgres import PostgresMissing, throwaway_postgres
+
+    try:
+        with throwaway_postgres() as url:
+            yield url
+    except PostgresMissing as exc:
+        pytest.fail(str(exc), pytrace=False)

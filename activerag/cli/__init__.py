@@ -111,6 +111,10 @@ def parser() -> argparse.ArgumentParser:
                         "methods that differ after stage II (Ours-F/FB, Y, K up to the K drawn) "
                         "read the same ones; the strong reader is still asked")
     e.add_argument("--rescore", metavar="RUN", help="recompute the metrics of a run folder")
+    e.add_argument("--lease", type=float, default=None,
+                   help="with ACTIVERAG_DATABASE_URL: seconds a worker's claim on a question "
+                        "lasts unless renewed, i.e. how long a killed worker's question waits "
+                        "(default: ACTIVERAG_EVAL_LEASE, else 120)")
     add_flags(e, RUN_GROUPS)
     e.set_defaults(func=eval_methods)
 

@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 from activerag.cli.endpoints import check_endpoints, needed
 from activerag.cli.options import check_methods, flare_context, method_runs, warn_ignored
@@ -91,6 +92,9 @@ def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
         print(evaluate.summary_markdown(result))
         return 0
     methods = check_methods(args)
+    from activerag.database import check as check_database
+
+    database = check_database()  # a database that does not answer stops us before any LM call
     if args.cache:
         from activerag.serving import cache
 
@@ -105,11 +109,30 @@ def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
     runs = method_runs(args, settings, methods)
     long = any(example.context for example in examples)
     check_endpoints(point for name in methods for point in needed(name, runs[name][1], long))
+    if database is not None:
+        return shared_eval(args, database, run_dir, runs, examples)
     result = asyncio.run(evaluate.evaluate(evaluate.Run(run_dir), args.dataset, runs, examples,
                                            args.concurrency,
                                            metrics_url=runs[methods[0]][1].base_url))
     print(evaluate.summary_markdown(result))
     print(f"run folder: {run_dir}")
+    return 0
+
+
+def shared_eval(args: argparse.Namespace, url: str, run_dir: Path, runs: dict[str, Any],
+                examples: list[Any]) -> int:
+    """`eval` as one worker of the run named --run in the database at URL (docs/postgres.md)."""
+    from activerag.database import shown
+    from activerag.evaluation.claims import lease_seconds
+    from activerag.evaluation.shared import evaluate_shared
+    from activerag.evaluation.tables import summary_markdown
+
+    lease = lease_seconds(args.lease)
+    result = asyncio.run(evaluate_shared(url, str(run_dir), args.dataset, runs, examples,
+                                         args.concurrency, lease))
+    print(summary_markdown(result))
+    print(f"run {str(run_dir)!r} in the database {shown(url)}: {result['answered_here']} "
+          f"answered by this worker ({result['worker']})")
     return 0
 
 

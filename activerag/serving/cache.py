@@ -99,6 +99,19 @@ class _Table:
                 raise
 
 
+def _table_at(path: Path, table: str) -> Any:
+    """The cache TABLE in the file at PATH, or in the database of ACTIVERAG_DATABASE_URL when
+    that is set (serving/pg_cache.py)."""
+    from activerag.database import database_url
+
+    url = database_url()
+    if url is None:
+        return _Table(path, table)
+    from activerag.serving.pg_cache import PgTable
+
+    return PgTable(url, table)
+
+
 def _digest(**fields: Any) -> str:
     return hashlib.sha256(json.dumps({"format": CACHE_FORMAT, **fields}, sort_keys=True,
                                      default=str).encode()).hexdigest()
@@ -146,7 +159,7 @@ class CachedSampler:
     def __init__(self, sampler: Any, path: Path) -> None:
         self.sampler = sampler
         self.model = sampler.model
-        self._table = _Table(path, "samples")
+        self._table = _table_at(path, "samples")
         self.hits = 0
 
     def __getattr__(self, name: str) -> Any:  # tokenize, detokenize, context_window
@@ -188,7 +201,7 @@ class CachedLM:
     def __init__(self, lm: LM, path: Path, served: list[dict[str, Any]] | None = None) -> None:
         self.lm = lm
         self.model = lm.model
-        self._table = _Table(path, "gen")
+        self._table = _table_at(path, "gen")
         self.hits = 0
         self.served = served
         """What identifies the weights served (`served_weights`); None: asked of the LM's
