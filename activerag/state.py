@@ -6,6 +6,8 @@ import operator
 from typing import Annotated, Any, NotRequired
 
 from langchain_core.documents import Document
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 # Counters summed over a run; `begin` resets them (and the trace) so that a second run on the
@@ -280,3 +282,19 @@ class IRCoTState(FlareState):
 
     paragraphs: NotRequired[list[Document]]  # every paragraph collected, in order, up to the cap
     shots: NotRequired[int]  # exemplars in the last prompt that fit the model's window
+
+
+class MessagesInput(TypedDict):
+    """What a chat app passes to a method's messages adapter (graphs/messages.py), and gets back
+    with the answer appended: LangGraph's MessagesState."""
+
+    messages: Annotated[list[AnyMessage], add_messages]  # the conversation, oldest first
+
+
+class MessagesAdapterState(MessagesInput, total=False):
+    """Internal state of the messages adapter: the question taken from the messages, the
+    method's output for it, and the follow-up's rewrite."""
+
+    question: str  # the question the method answers (the standalone rewrite when there is one)
+    output: dict[str, Any]  # the method's whole output
+    rewrite: dict[str, Any]  # the follow-up, its standalone question and what rewriting cost

@@ -29,8 +29,15 @@ BOM, direction marks), space separators, control characters."""
 
 def checked_question(raw: str | None) -> str:
     """RAW without surrounding whitespace; EmptyQuestion when none of its characters is
-    visible (all whitespace, zero-width, format or control characters)."""
-    question = (raw or "").strip()
+    visible (all whitespace, zero-width, format or control characters), or with a pointer to
+    the messages adapter when there is no question at all (a chat app's state has none)."""
+    if raw is None:
+        raise EmptyQuestion(
+            "the state has no 'question' (a graph whose state is a list of chat messages, such "
+            "as MessagesState, passes none to a method added as its node): add the method "
+            "with activerag.graphs.messages.for_messages(METHOD), which asks the latest human "
+            "message, or pass {'question': ...}")
+    question = raw.strip()
     if not any(not c.isspace() and unicodedata.category(c) not in INVISIBLE for c in question):
         raise EmptyQuestion("the question is empty (it holds no visible character); pass a "
                             "non-empty 'question'")

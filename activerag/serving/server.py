@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -208,8 +209,9 @@ def warm_up(base_url: str, model: str) -> None:
 
 
 def vllm_command(model_dir: Path, settings: Settings, max_model_len: int, gpu: bool,
-                 served_name: str | None) -> list[str]:
-    """The command line that starts vLLM's OpenAI-compatible server."""
+                 served_name: str | None, extra_args: Sequence[str] = ()) -> list[str]:
+    """The command line that starts vLLM's OpenAI-compatible server, EXTRA_ARGS last (for
+    example TOOL_CALL_ARGS)."""
     cmd = [
         sys.executable, "-m", ENTRYPOINT,
         "--model", str(model_dir),
@@ -222,7 +224,12 @@ def vllm_command(model_dir: Path, settings: Settings, max_model_len: int, gpu: b
     if not gpu:
         # float32 keeps logprobs within 1e-5 of the reference; eager mode starts 2x faster.
         cmd += ["--dtype", "float32", "--enforce-eager"]
-    return cmd
+    return cmd + list(extra_args)
+
+
+TOOL_CALL_ARGS = ("--enable-auto-tool-choice", "--tool-call-parser", "hermes")
+"""vLLM's flags for a chat model's tool calls (`tools` in a chat request) in the hermes format
+that Qwen2.5 and SmolLM2 write; off by default, as vLLM has it."""
 
 
 def _has_gpu() -> bool:
@@ -236,12 +243,14 @@ DEFAULT_MAX_MODEL_LEN = 4096
 
 def start_server(settings: Settings, model_dir: Path | None = None,
                  max_model_len: int | None = None, served_name: str | None = None,
-                 timeout: float = 600.0, model: CatalogueModel = DEFAULT_MODEL) -> str:
+                 timeout: float = 600.0, model: CatalogueModel = DEFAULT_MODEL,
+                 extra_args: Sequence[str] = ()) -> str:
     """Start vLLM on settings.host:port unless it already answers; return the base URL.
 
     Without MODEL_DIR it serves the catalogue MODEL (fetched and converted once), at that
-    model's context length unless MAX_MODEL_LEN says otherwise. One start per port at a time
-    (`start_lock`); it waits on the process it started only."""
+    model's context length unless MAX_MODEL_LEN says otherwise; EXTRA_ARGS go to vLLM's command
+    line (TOOL_CALL_ARGS: tool calls). One start per port at a time (`start_lock`); it waits on
+    the process it started only."""
     api_key_env(settings.host)  # a server others can reach needs a key, reused or not
     if model_dir is None:
         served_name = served_name or model.served_name
@@ -250,7 +259,7 @@ def start_server(settings: Settings, model_dir: Path | None = None,
         return reused
     with start_lock(settings.home, settings.port):
         return _answering(settings, served_name) or _start(
-            settings, model_dir, max_model_len, served_name, timeout, model)
+            settings, model_dir, max_model_len, served_name, timeout, model, extra_args)
 
 
 def _answering(settings: Settings, served_name: str | None) -> str | None:
@@ -272,7 +281,8 @@ def _answering(settings: Settings, served_name: str | None) -> str | None:
 
 
 def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None,
-           served_name: str | None, timeout: float, model: CatalogueModel) -> str:
+           served_name: str | None, timeout: float, model: CatalogueModel,
+           extra_args: Sequence[str] = ()) -> str:
     _refuse_taken_port(settings)
     base_url = f"http://{settings.host}:{settings.port}/v1"
     try:
@@ -295,7 +305,7 @@ def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None
     if not gpu:
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     env.update(api_key_env(settings.host))
-    cmd = vllm_command(model_dir, settings, max_model_len, gpu, served_name)
+    cmd = vllm_command(model_dir, settings, max_model_len, gpu, served_name, extra_args)
     _log(f"starting vLLM ({'GPU' if gpu else 'CPU'}): log in {log}")
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,

@@ -20,7 +20,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -103,10 +103,12 @@ def kill_server(url: str) -> int:
 
 @contextlib.contextmanager
 def own_server(port: int | None = None, model: CatalogueModel = FAST_MODEL,
-               max_model_len: int | None = None, cores: str | None = None) -> Iterator[str]:
+               max_model_len: int | None = None, cores: str | None = None,
+               extra_args: Sequence[str] = ()) -> Iterator[str]:
     """A vLLM server of our own on PORT (else a free one), its base URL for the block; stopped
     afterwards, whoever restarted it meanwhile. CORES pins its worker
-    (VLLM_CPU_OMP_THREADS_BIND): two CPU servers on one busy core slowed a start ten-fold."""
+    (VLLM_CPU_OMP_THREADS_BIND): two CPU servers on one busy core slowed a start ten-fold.
+    EXTRA_ARGS go to vLLM (server.TOOL_CALL_ARGS: chat tool calls)."""
     settings = Settings.from_env()
     settings = settings_on(port or free_port(settings.host))
     if listening(settings.host, settings.port):
@@ -115,7 +117,7 @@ def own_server(port: int | None = None, model: CatalogueModel = FAST_MODEL,
     # A pid file left by a killed session names a process that is gone, or someone else's.
     server._pid_file(settings).unlink(missing_ok=True)
     try:
-        url = start(settings, model, max_model_len, cores)
+        url = start(settings, model, max_model_len, cores, extra_args)
     except BaseException:
         # a failed start has stopped the server already and removed its pid file
         stop(settings, server_pgid(settings))
@@ -127,14 +129,16 @@ def own_server(port: int | None = None, model: CatalogueModel = FAST_MODEL,
 
 
 def start(settings: Settings, model: CatalogueModel = FAST_MODEL,
-          max_model_len: int | None = None, cores: str | None = None) -> str:
+          max_model_len: int | None = None, cores: str | None = None,
+          extra_args: Sequence[str] = ()) -> str:
     """Start (or start again) the managed server on settings.port, its worker pinned to CORES;
     its base URL once it has answered."""
     before = os.environ.get("VLLM_CPU_OMP_THREADS_BIND")
     if cores is not None:
         os.environ["VLLM_CPU_OMP_THREADS_BIND"] = cores
     try:
-        return server.start_server(settings, max_model_len=max_model_len, model=model)
+        return server.start_server(settings, max_model_len=max_model_len, model=model,
+                                   extra_args=extra_args)
     finally:
         if before is None:
             os.environ.pop("VLLM_CPU_OMP_THREADS_BIND", None)

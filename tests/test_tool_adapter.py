@@ -1,0 +1,113 @@
+"""The tool adapter (graphs/tools.py) and the example agent (graphs/agent.py), driven by scripted
+LMs and a scripted chat model: what the tool says it does, what it answers, an empty query, and
+the agent's routing."""
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from activerag.context import FlareContext, ReplugContext
+from activerag.graphs import agent as agent_module
+from activerag.graphs.agent import build_agent, method_tools
+from activerag.graphs.flare import build_flare_graph
+from activerag.graphs.replug import build_replug_graph
+from activerag.graphs.tools import as_tool
+from activerag.sentences import SentenceSplitter
+from activerag.serving.server import TOOL_CALL_ARGS, vllm_command
+from activerag.settings import Settings
+from activerag.testing import ScriptedLM, ScriptedTokenLM, ends, memory_retriever, says
+from activerag.testing.chat import RELAY, ScriptedChatModel, call
+
+DOCS = {"Alpha Beta": "Alpha Beta was born in Kelmor.", "Gepu": "Gepu is a small town."}
+ASKED = "Where was Alpha Beta born?"
+
+
+def flare_tool(lm: ScriptedLM):
+    graph = build_flare_graph(lm=lm, retriever=memory_retriever(DOCS),
+                              splitter=SentenceSplitter())
+    return as_tool(graph, name="flare", context=FlareContext(theta=0.5, k=1))
+
+
+def replug_tool(lm: ScriptedTokenLM):
+    graph = build_replug_graph(token_lm=lm, retriever=memory_retriever(DOCS, k=2),
+                               splitter=SentenceSplitter())
+    return as_tool(graph, name="replug", context=ReplugContext(k=2, ensemble="token"))
+
+
+def answering_lm() -> ScriptedLM:
+    return ScriptedLM([ends("Alpha Beta was born in Gepu.", low={"Gepu.": 0.2}),
+                       ends("Alpha Beta was born in Kelmor.")])
+
+
+def tool_call(name: str, query: str, i: str = "c1") -> dict:
+    return {"name": name, "args": {"query": query}, "id": i, "type": "tool_call"}
+
+
+def test_a_registered_methods_tool_says_what_the_method_does_and_takes_the_question():
+    tool = as_tool("flare")
+    assert tool.name == "flare"
+    assert "with flare (FLARE)" in tool.description
+    assert "retrieves when a draft token has p < θ" in tool.description
+    assert list(tool.args) == ["query"]
+    assert as_tool("replug", name="search").name == "search"
+    assert "REPLUG" in as_tool("replug").description
+
+
+async def test_the_tool_answers_with_its_sources_and_hands_over_the_trace_and_costs():
+    message = await flare_tool(answering_lm()).ainvoke(tool_call("flare", f"  {ASKED} "))
+    assert isinstance(message, ToolMessage) and message.status == "success"
+    answer, sources = message.content.split("\n\nSources:\n")
+    assert answer == "Alpha Beta was born in Kelmor."
+    assert sources.startswith("[1] Alpha Beta (")
+    art = message.artifact
+    assert art["method"] == "flare" and art["question"] == ASKED
+    assert art["sources"][0]["title"] == "Alpha Beta" and art["trace"][0]["retrieved"]
+    assert art["costs"]["lm_calls"] == 2
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\u200b\u200c"])
+async def test_an_empty_query_is_a_tool_error_message_not_an_exception(query):
+    message = await flare_tool(ScriptedLM([])).ainvoke(tool_call("flare", query))
+    assert message.status == "error"
+    assert "the question is empty" in message.content
+    assert "call flare again with the question written out in full" in message.content
+
+
+async def test_the_agent_goes_on_after_an_empty_query_and_relays_the_tools_answer():
+    model = ScriptedChatModel(script=[call("flare", " "), call("flare", ASKED), RELAY])
+    agent = build_agent(model, [flare_tool(answering_lm())])
+    out = await agent.ainvoke({"messages": [HumanMessage(ASKED)]})
+    tools = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert [m.status for m in tools] == ["error", "success"]
+    assert out["messages"][-1].content == "Alpha Beta was born in Kelmor."
+    # the model saw the error message before it asked again
+    assert "the question is empty" in model.seen[1][-1].content
+
+
+async def test_the_agent_routes_each_call_to_the_tool_it_names():
+    replug_lm = ScriptedTokenLM({"Kelmor": says("Kelmor."), "Gepu": says("Kelmor.")})
+    model = ScriptedChatModel(script=[call("replug", ASKED), RELAY,
+                                      call("flare", ASKED), RELAY])
+    agent = build_agent(model, [flare_tool(answering_lm()), replug_tool(replug_lm)])
+    first = await agent.ainvoke({"messages": [HumanMessage(ASKED)]})
+    [replug_message] = [m for m in first["messages"] if isinstance(m, ToolMessage)]
+    assert replug_message.name == "replug" and replug_message.artifact["method"] == "replug"
+    assert replug_message.artifact["trace"][0]["weights"]
+    second = await agent.ainvoke({"messages": [*first["messages"], HumanMessage(ASKED)]})
+    last_tool = [m for m in second["messages"] if isinstance(m, ToolMessage)][-1]
+    assert last_tool.name == "flare" and last_tool.artifact["method"] == "flare"
+    assert isinstance(second["messages"][-1], AIMessage)
+    assert second["messages"][-1].content == "Alpha Beta was born in Kelmor."
+
+
+def test_the_shipped_agent_calls_flare_and_replug_and_asks_no_server_when_built():
+    assert [t.name for t in method_tools()] == ["flare", "replug"]
+    assert {"agent", "tools"} <= set(agent_module.graph.get_graph().nodes)
+
+
+def test_tool_call_flags_reach_vllm_only_when_asked():
+    settings = Settings.from_env().model_copy(update={"port": 1234})
+    plain = vllm_command("/m", settings, 2048, False, None)  # type: ignore[arg-type]
+    assert "--enable-auto-tool-choice" not in plain
+    with_tools = vllm_command("/m", settings, 2048, False, None,  # type: ignore[arg-type]
+                              TOOL_CALL_ARGS)
+    assert with_tools == [*plain, "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
