@@ -1,11 +1,13 @@
-"""A run as one self-contained HTML page: the graph and the path the run took through it,
-each sentence's draft tokens coloured by probability against θ, the retrievals, the answer and
-the cost counters. Inline CSS and SVG only, so the page opens without a network; every text
-the run produced is escaped."""
+"""A run as one self-contained HTML page: the model and server, the graph and the path the run
+took through it sentence by sentence with each step's wall time, each sentence's draft tokens
+coloured by probability against θ and β (the tokens its query masked marked), the retrievals,
+whether the regenerated sentence changed, the answer and the cost counters. Inline CSS and SVG
+only, so the page opens without a network; every text the run produced is escaped."""
 
 from __future__ import annotations
 
 import colorsys
+import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,13 +16,15 @@ from typing import Any
 
 from langchain_core.documents import Document
 
-from activerag.drawing import END, START, Shape, graph_svg, shape_of
+from activerag.drawing import END, START, Shape, graph_svg, layers, shape_of
+from activerag.page_logic import Group, differs, query_masks, sentence_groups
+from activerag.page_style import CSS
 
 STREAM_MODES = ["custom", "values", "updates"]
 """What a recorded run streams: sentence events, the state, and each node's update (the path)."""
 
-SETTINGS = ("theta", "beta", "trigger", "k", "query_formulation", "retriever", "ensemble",
-            "min_confidence", "model")
+SETTINGS = ("theta", "beta", "trigger", "k", "query_formulation", "mask_unit",
+            "keep_question_words", "retriever", "ensemble", "min_confidence", "model")
 """Context fields the page shows, where the method's context has them."""
 SYMBOLS = {"theta": "θ", "beta": "β"}
 
@@ -43,16 +47,37 @@ class RunRecord:
     documents: dict[str, tuple[str, str]] = field(default_factory=dict)  # id: (title, text)
     final: dict[str, Any] = field(default_factory=dict)  # the last streamed state
     complete: bool = False  # the run reached END
+    servers: list[tuple[str, str, str]] = field(default_factory=list)  # (role, URL, model)
+    seconds: list[float] = field(default_factory=list)  # per path entry: wall time since the
+    # previous node's update arrived (or the record began) until its own did
+    sentences_at: list[int] = field(default_factory=list)  # per path entry: sentence events
+    total_seconds: float | None = None  # wall time from the record's start to finish()
+    started: float = field(default_factory=time.perf_counter, repr=False)
+    _last: float | None = field(default=None, init=False, repr=False)
+    _sentences: int = field(default=0, init=False, repr=False)
 
     def observe(self, mode: str, chunk: Any) -> None:
-        """Take one item of a STREAM_MODES stream."""
+        """Take one item of a STREAM_MODES stream, timed as it arrives."""
         if mode == "values":
             self.final = chunk
+        elif mode == "custom" and isinstance(chunk, Mapping) and "sentence" in chunk:
+            self._sentences += 1
         elif mode == "updates":
+            now = time.perf_counter()
             for node, update in chunk.items():
                 if not node.startswith("__"):  # __interrupt__ and the like are not nodes
                     self.path.append(node)
+                    self.seconds.append(now - (self.started if self._last is None
+                                               else self._last))
+                    self._last = now  # nodes of one chunk: the first takes the time
+                    self.sentences_at.append(self._sentences)
+                    self._sentences = 0
                     self._keep_documents(update)
+
+    def finish(self) -> None:
+        """Mark the run as having reached END, and its total wall time as taken now."""
+        self.complete = True
+        self.total_seconds = time.perf_counter() - self.started
 
     def _keep_documents(self, value: Any) -> None:
         if isinstance(value, Document):
@@ -82,7 +107,7 @@ async def record_run(graph: Any, given: Mapping[str, Any], context: Any,
     async for mode, chunk in graph.astream(dict(given), context=context,
                                            stream_mode=STREAM_MODES):
         record.observe(mode, chunk)
-    record.complete = True
+    record.finish()
     return record
 
 
@@ -110,12 +135,16 @@ def token_colour(p: float) -> str:
     return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
 
 
-def _tokens(tokens: Iterable[Sequence[Any]], theta: float | None) -> str:
+def _tokens(tokens: Iterable[Sequence[Any]], theta: float | None,
+            masks: Sequence[bool] | None = None) -> str:
     spans = []
-    for text, p, *_ in tokens:
+    for i, (text, p, *_) in enumerate(tokens):
         low = theta is not None and p < theta
-        note = f"p={p:.3f}" + (f" < θ={theta:g}" if low else "")
-        spans.append(f'<span class="tok{" low" if low else ""}" data-p="{p:.4f}"'
+        masked = masks is not None and i < len(masks) and masks[i]
+        note = (f"p={p:.3f}" + (f" < θ={theta:g}" if low else "")
+                + ("; masked out of the query (β)" if masked else ""))
+        spans.append(f'<span class="tok{" low" if low else ""}{" masked" if masked else ""}"'
+                     f' data-p="{p:.4f}"'
                      f' style="background:{token_colour(p)}" title="{escape(note)}">'
                      f"{escape(text)}</span>")
     return "".join(spans)
@@ -137,10 +166,14 @@ def _documents(ids: Sequence[str], titles: Sequence[str], known: Mapping[str, tu
 
 
 def _sentence(step: Mapping[str, Any], theta: float | None, gated: bool,
-              known: Mapping[str, tuple[str, str]]) -> str:
-    """One traced unit; GATED: its tokens are a look-ahead draft that a trigger judged."""
+              known: Mapping[str, tuple[str, str]], masks: Sequence[bool] | None = None,
+              seconds: float | None = None) -> str:
+    """One traced unit; GATED: its tokens are a look-ahead draft that a trigger judged; MASKS:
+    the draft tokens its query dropped; SECONDS: the wall time of its steps."""
     index = int(step.get("index", 0))
     fired = bool(step.get("retrieved"))
+    took = "" if seconds is None else f' <span class="time">{seconds:.2f} s</span>'
+    changed = ""
     if "weights" in step:  # a REPLUG sentence: the ensemble's tokens and weighted documents
         head = f'<span class="badge">certified {step.get("certified", 0):.0%}</span>'
         rows = (f'<div class="row"><span class="label">tokens</span>'
@@ -153,24 +186,39 @@ def _sentence(step: Mapping[str, Any], theta: float | None, gated: bool,
                  ("retrieved for it", "no retrieval of its own"))[not fired]
         head = (f'<span class="badge {"fired" if fired else "kept"}">{badge}</span>'
                 f' <span class="minp">min p {"-" if mp is None else f"{mp:.3f}"}</span>')
+        if gated and fired:
+            new = differs(str(step.get("draft", "")), str(step.get("sentence", "")))
+            changed = f' data-differs="{str(new).lower()}"'
+            head += (f' <span class="badge {"changed" if new else "same"}">regenerated: '
+                     f'{"differs from" if new else "the same words as"} the draft</span>')
+        tokens = _tokens(step.get("draft_tokens", []), theta, masks)
         rows = (f'<div class="row"><span class="label">{"draft" if gated else "tokens"}</span>'
-                f'<span class="toks">{_tokens(step.get("draft_tokens", []), theta)}</span></div>')
+                f'<span class="toks">{tokens}</span></div>')
         if step.get("queries"):
             note = (' <span class="note">(matched nothing: the question was searched)</span>'
                     if step.get("fallback") else "")
+            if masks is not None:
+                note += (f' <span class="note">(the draft without its {sum(masks)} masked '
+                         "tokens)</span>")
             queries = " ".join(f"<code>{escape(q)}</code>" for q in step["queries"])
             rows += f'<div class="row"><span class="label">queries</span>{queries}{note}</div>'
         rows += _documents(step.get("doc_ids", []), step.get("doc_titles", []), known,
                            "documents retrieved for it" if fired else "documents it saw")
-    return (f'<article class="sentence" data-index="{index}" data-retrieved="{str(fired).lower()}">'
-            f'<h3>sentence {index + 1} {head}</h3>{rows}'
+    return (f'<article class="sentence" data-index="{index}" data-retrieved="{str(fired).lower()}"'
+            f'{changed}><h3>sentence {index + 1} {head}{took}</h3>{rows}'
             f'<p class="accepted">⇒ {escape(str(step.get("sentence", "")))}</p></article>')
 
 
-def _legend(theta: float | None, gated: bool) -> str:
+def _mark(name: str, value: float | None) -> str:
+    return "" if value is None else (f'<span class="mark {name}" style="left:'
+                                     f'{min(max(value, 0), 1) * 100:.1f}%">{SYMBOLS[name]} = '
+                                     f"{value:g}</span>")
+
+
+def _legend(theta: float | None, gated: bool, beta: float | None = None,
+            masked: bool = False) -> str:
     stops = ", ".join(f"{token_colour(i / 10)} {i * 10}%" for i in range(11))
-    mark = "" if theta is None else (f'<span class="theta" style="left:'
-                                     f'{min(max(theta, 0), 1) * 100:.1f}%">θ = {theta:g}</span>')
+    mark = _mark("theta", theta) + _mark("beta", beta if gated else None)
     scale = (f'<span>p = 0</span><span class="scale" style="background:linear-gradient(to '
              f'right, {stops})">{mark}</span><span>p = 1</span>')
     if theta is None:
@@ -179,30 +227,62 @@ def _legend(theta: float | None, gated: bool) -> str:
     words = ("the gate asks its trigger whether a draft retrieves (min_prob: some token below "
              "θ)" if gated else "this method does not gate on θ: tokens below it are outlined "
              "for reference")
+    if masked:
+        words += ("; struck through: the tokens below β that the query left out (FLARE's "
+                  "masked query)")
+    sample = ' <span class="tok masked">masked</span>' if masked else ""
     return (f'<div class="legend">{scale} <span class="tok low" style="background:'
-            f'{token_colour(theta / 2)}">below θ</span> <small>{words}</small></div>')
+            f'{token_colour(theta / 2)}">below θ</span>{sample} <small>{words}</small></div>')
+
+
+def groups_of(record: RunRecord, shape: Shape) -> list[Group]:
+    """The record's path cut into the steps of each sentence (a sentence starts at a node
+    that a loop of SHAPE goes back to)."""
+    return sentence_groups(record.path, record.sentences_at, {t for _, t in layers(shape)[1]})
+
+
+def group_seconds(record: RunRecord, group: Group) -> float | None:
+    """The wall time of GROUP's steps, None when the record did not time them."""
+    return sum(record.seconds[group.start:group.end]) if len(record.seconds) >= group.end \
+        else None
+
+
+def _group_label(group: Group, after: bool, complete: bool) -> str:
+    if len(group.sentences) == 1:
+        return f"sentence {group.sentences[0] + 1}"
+    if group.sentences:
+        return f"sentences {group.sentences[0] + 1}–{group.sentences[-1] + 1}"
+    if not after:
+        return "before the first sentence"
+    return "after the last sentence" if complete else "unfinished"
 
 
 def _path(record: RunRecord, shape: Shape) -> str:
-    runs: list[tuple[str, int]] = []
-    for node in record.path:
-        if runs and runs[-1][0] == node:
-            runs[-1] = (node, runs[-1][1] + 1)
-        else:
-            runs.append((node, 1))
-    steps = "".join(f'<li data-node="{escape(n)}">{escape(n)}{f" ×{k}" if k > 1 else ""}</li>'
-                    for n, k in runs)
+    if not record.path:
+        return '<p class="note">no node ran in this record (a finished thread given back)</p>'
+    timed = len(record.seconds) >= len(record.path)
+    lines = []
+    for group in groups_of(record, shape):
+        steps = "".join(
+            f'<li data-node="{escape(record.path[i])}">{escape(record.path[i])}'
+            f'{f" <small>{record.seconds[i]:.2f} s</small>" if timed else ""}</li>'
+            for i in range(group.start, group.end))
+        took = group_seconds(record, group)
+        label = _group_label(group, group.start > 0, record.complete)
+        lines.append(f'<div class="group" data-sentences="{len(group.sentences)}">'
+                     f'<div class="glabel">{label}'
+                     f'{"" if took is None else f" · {took:.2f} s"}</div>'
+                     f'<ol class="path">{steps}</ol></div>')
     count = visits(record)
     rows = "".join(f'<tr data-node="{escape(n)}"><td>{escape(n)}</td><td>{count[n]}</td></tr>'
                    for n in shape.nodes if n not in (START, END) and count[n])
-    if not record.path:
-        return '<p class="note">no node ran in this record (a finished thread given back)</p>'
-    return (f'<ol class="path">{steps}</ol><table class="visits"><tr><th>node</th>'
+    return (f'{"".join(lines)}<table class="visits"><tr><th>node</th>'
             f"<th>runs</th></tr>{rows}</table>")
 
 
-def _costs(final: Mapping[str, Any]) -> str:
-    rows = []
+def _costs(final: Mapping[str, Any], total: float | None = None) -> str:
+    rows = [] if total is None else [f'<tr data-key="wall_seconds"><td>wall time (s)</td>'
+                                     f"<td>{total:.2f}</td></tr>"]
     for key, name in COSTS:
         if isinstance(final.get(key), int | float):
             value = final[key]
@@ -237,47 +317,13 @@ def _without_trace(final: Mapping[str, Any], known: Mapping[str, tuple[str, str]
     return "".join(parts)
 
 
-CSS = """
-.activerag-run{font:14px/1.45 system-ui,sans-serif;color:#111827;max-width:1400px}
-.activerag-run h1{font-size:20px;margin:0 0 4px}
-.activerag-run h2{font-size:16px;margin:18px 0 8px;border-bottom:1px solid #e5e7eb}
-.activerag-run h3{font-size:14px;margin:0 0 6px}
-.activerag-run .settings,.activerag-run .note{color:#4b5563}
-.activerag-run .answer{font-size:16px;background:#f0f9ff;border-left:4px solid #0284c7;
- padding:8px 12px}
-.activerag-run .columns{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
-.activerag-run .graphcol{flex:0 1 auto;max-width:460px}
-.activerag-run .graphcol svg{max-width:100%;height:auto}
-.activerag-run .runcol{flex:1 1 520px;min-width:0}
-.activerag-run .sentence{border:1px solid #e5e7eb;border-radius:8px;padding:8px 12px;
- margin:0 0 10px}
-.activerag-run .row{margin:4px 0}.activerag-run .label{display:inline-block;width:64px;
- color:#6b7280;font-size:12px}
-.activerag-run .tok{white-space:pre-wrap;font-family:monospace;padding:2px 0;
- border-radius:2px}
-.activerag-run .tok.low{outline:2px solid #7f1d1d;outline-offset:-1px}
-.activerag-run .badge{font-size:12px;font-weight:normal;padding:1px 8px;border-radius:10px;
- background:#e5e7eb}
-.activerag-run .badge.fired{background:#fecaca;color:#7f1d1d}
-.activerag-run .badge.kept{background:#bbf7d0;color:#14532d}
-.activerag-run .minp{font-weight:normal;color:#4b5563;font-size:12px}
-.activerag-run code{background:#f3f4f6;padding:1px 4px;border-radius:3px}
-.activerag-run .accepted{margin:6px 0 0;font-weight:600}
-.activerag-run details{margin:4px 0}.activerag-run summary{cursor:pointer;color:#374151}
-.activerag-run .doc{margin:4px 0 4px 16px}.activerag-run .doc p{margin:2px 0}
-.activerag-run .id{color:#9ca3af;font-size:11px}
-.activerag-run .legend{display:flex;align-items:center;gap:8px;flex-wrap:wrap;margin:0 0 10px}
-.activerag-run .scale{position:relative;display:inline-block;width:260px;height:14px;
- border-radius:3px}
-.activerag-run .theta{position:absolute;top:-4px;height:22px;border-left:2px solid #111827;
- font-size:11px;padding-left:3px;line-height:34px;white-space:nowrap}
-.activerag-run .path{display:flex;flex-wrap:wrap;gap:4px;padding:0;list-style:none}
-.activerag-run .path li{background:#fde68a;border:1px solid #b45309;border-radius:4px;
- padding:0 6px;font-family:monospace;font-size:12px}
-.activerag-run .path li+li::before{content:"→ ";color:#b45309}
-.activerag-run table{border-collapse:collapse}.activerag-run td,.activerag-run th{
- padding:2px 10px;border-bottom:1px solid #e5e7eb;text-align:left}
-"""
+def _servers(record: RunRecord) -> str:
+    """Which model answered, on which server, for each LM the method asks."""
+    if not record.servers:
+        return ""
+    items = "; ".join(f"<b>{escape(model or 'the served model')}</b> at <code>{escape(url)}"
+                      f"</code> ({escape(role)})" for role, url, model in record.servers)
+    return f'<p class="servers">model {items}</p>'
 
 
 def shape_for(record: RunRecord, graph: Any) -> Shape:
@@ -298,9 +344,11 @@ def run_view(record: RunRecord, graph: Shape | Any) -> str:
     trace = final.get("trace") or []
     shown = ", ".join(f"{SYMBOLS.get(k, k)}={v:g}" if isinstance(v, float) else
                       f"{SYMBOLS.get(k, k)}={v}" for k, v in record.settings.items())
+    total = record.total_seconds
     head = (f"<h1>{escape(record.question)}</h1><p class=\"settings\">method "
             f"<b>{escape(record.method)}</b>{'; ' + escape(shown) if shown else ''}"
-            f"{'' if record.complete else '; the run did not finish'}</p>"
+            f"{'' if record.complete else '; the run did not finish'}"
+            f"{'' if total is None else f'; wall time {total:.2f} s'}</p>{_servers(record)}"
             f'<h2>Answer</h2><p class="answer">{escape(str(final.get("answer", "")).strip())}'
             "</p>")
     drawn = (f'<div class="graphcol"><h2>The graph and the path taken</h2>'
@@ -312,11 +360,19 @@ def run_view(record: RunRecord, graph: Shape | Any) -> str:
                        [d.metadata.get("title", "") for d in before], known,
                        "retrieved with the question before the first sentence")
     if trace:
-        body = _legend(theta, gated) + first + "".join(_sentence(s, theta, gated, known)
-                                                       for s in trace)
+        question = str(final.get("question") or record.question)
+        masks = [query_masks(s, record.settings, question) if gated else None for s in trace]
+        took = {g.sentences[0]: group_seconds(record, g) for g in groups_of(record, shape)
+                if len(g.sentences) == 1}
+        beta = record.settings.get("beta")
+        body = (_legend(theta, gated, float(beta) if isinstance(beta, int | float) else None,
+                        any(m and any(m) for m in masks))
+                + first + "".join(_sentence(s, theta, gated, known, m, took.get(i))
+                                  for i, (s, m) in enumerate(zip(trace, masks, strict=True))))
     else:
         body = _without_trace(final, known)
-    run = (f'<div class="runcol"><h2>Sentences</h2>{body}<h2>Cost</h2>{_costs(final)}</div>')
+    run = (f'<div class="runcol"><h2>Sentences</h2>{body}<h2>Cost</h2>'
+           f"{_costs(final, record.total_seconds)}</div>")
     return (f'<div class="activerag-run"><style>{CSS}</style>{head}'
             f'<div class="columns">{drawn}{run}</div></div>')
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from activerag.cli import trace
-from activerag.cli.endpoints import check_endpoints, needed
+from activerag.cli.endpoints import Endpoint, check_endpoints, needed
 from activerag.cli.options import method_runs, warn_ignored
-from activerag.errors import ActiveRagError
+from activerag.errors import ActiveRagError, LMServerUnreachable
 from activerag.settings import Settings
 
 
@@ -76,7 +76,8 @@ async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]
         check_page_target(Path(args.html))
     graph, ctx = method_runs(args, settings, [args.method])[args.method]
     warn_ignored(args, [args.method])
-    check_endpoints(needed(args.method, ctx, "context" in given))
+    endpoints = needed(args.method, ctx, "context" in given)
+    check_endpoints(endpoints)
     record = None
     if getattr(args, "html", None):
         from activerag.page import RunRecord, settings_of
@@ -93,6 +94,9 @@ async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]
             streamed = streamed or "sentence" in chunk
         elif mode == "values":
             final = chunk
+    if record is not None:
+        record.finish()
+        record.servers = served(endpoints, ctx)
     if args.json:
         keys = ("question", "answer", "trace", "answer_tokens", "lm_calls", "generated_tokens",
                 "prompt_tokens", "retrievals", "retrieval_steps", "retrieved_titles", "route",
@@ -106,10 +110,27 @@ async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]
     if record is not None:
         from activerag.page import render_page
 
-        record.complete = True
         Path(args.html).write_text(render_page(record, graph), encoding="utf-8")
         print(f"page: {args.html}", file=sys.stderr if args.json else sys.stdout)
     return final
+
+
+def served(endpoints: list[Endpoint], ctx: Any) -> list[tuple[str, str, str]]:
+    """Each endpoint's role, URL and model (the run's --model, else the first its server
+    lists; empty where it no longer answers) for the run page."""
+    from activerag.serving.replicas import urls
+    from activerag.serving.server import server_models
+
+    found = []
+    for point in endpoints:
+        model = getattr(ctx, "model", "") if point.flag in ("--base-url", "--strong-url") else ""
+        if not model:
+            try:
+                model = next(iter(server_models(urls(point.url)[0])), "")
+            except LMServerUnreachable:
+                model = ""
+        found.append((point.role, point.url, model))
+    return found
 
 
 async def stream(args: argparse.Namespace, settings: Settings, graph: Any, given: dict[str, Any],

@@ -1,0 +1,195 @@
+"""The run page's model and server, wall times, β and the masked tokens, whether a regenerated
+sentence changed, and the path cut into sentences: the pure logic, pages of literal records,
+and the recorder timing a streamed run."""
+
+import asyncio
+from typing import Any
+
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, StateGraph
+from page_dom import Element, draft_tokens, elements, having
+from test_graph_routing import QUESTION, graph
+from test_page import LOOP
+from typing_extensions import TypedDict
+
+from activerag.context import FlareContext
+from activerag.drawing import Edge, Shape
+from activerag.nodes.flare_logic import masked_query
+from activerag.page import RunRecord, record_run, render_page
+from activerag.page_logic import Group, differs, masked_flags, query_masks, sentence_groups
+from activerag.testing.scripted import ScriptedLM, ends
+
+FLARE = Shape(("begin", "retrieve_input", "draft", "confidence_gate", "formulate_query",
+               "retrieve", "regenerate", "accept"),
+              (Edge(START, "begin"), Edge("begin", "retrieve_input", True),
+               Edge("retrieve_input", "draft"), Edge("draft", "confidence_gate"),
+               Edge("confidence_gate", "formulate_query", True),
+               Edge("confidence_gate", "accept", True), Edge("formulate_query", "retrieve"),
+               Edge("retrieve", "regenerate"), Edge("regenerate", "accept"),
+               Edge("accept", "draft", True), Edge("accept", END, True)))
+FIRED = ["draft", "confidence_gate", "formulate_query", "retrieve", "regenerate", "accept"]
+KEPT = ["draft", "confidence_gate", "accept"]
+PATH = ["begin", "retrieve_input", *FIRED, *KEPT, *FIRED]
+DRAFT_1 = [("Alpha", 0.9), (" Beta", 0.9), (" was", 0.8), (" born", 0.9), (" in", 0.7),
+           (" Ge", 0.2), ("pu.", 0.6)]
+DRAFT_3 = [(" So", 0.9), (" the", 0.9), (" answer", 0.9), (" is", 0.9), (" <Kel>", 0.1)]
+TRACE = [
+    {"index": 0, "draft": "Alpha Beta was born in Gepu.", "draft_tokens": DRAFT_1,
+     "min_prob": 0.2, "retrieved": True, "queries": ["Alpha Beta was born in pu."],
+     "fallback": False, "doc_ids": [], "doc_titles": [],
+     "sentence": "Alpha Beta was born in Kelmor."},
+    {"index": 1, "draft": " Kelmor is a city.", "draft_tokens": [(" Kelmor", 0.9),
+                                                                (" is a city.", 0.9)],
+     "min_prob": 0.9, "retrieved": False, "queries": [], "fallback": False, "doc_ids": [],
+     "doc_titles": [], "sentence": "Kelmor is a city."},
+    {"index": 2, "draft": " So the answer is <Kel>", "draft_tokens": DRAFT_3, "min_prob": 0.1,
+     "retrieved": True, "queries": ["So the answer is"], "fallback": False, "doc_ids": [],
+     "doc_titles": [], "sentence": "So  the answer is <Kel>"},
+]
+
+
+def record(**changes: Any) -> RunRecord:
+    """A finished three-sentence FLARE run: the first and last sentences retrieved."""
+    seconds = [0.01, 0.5, 1.0, 0.01, 0.01, 0.2, 2.0, 0.01, 1.5, 0.01, 0.01,
+               0.75, 0.01, 0.01, 0.1, 3.0, 0.01]
+    made = RunRecord(QUESTION, "flare", {"theta": 0.8, "beta": 0.4}, list(PATH), {},
+                     {"answer": "Alpha Beta was born in Kelmor.", "trace": TRACE}, True,
+                     [("the LM server", "http://127.0.0.1:8765/v1", "Qwen/<b>Coder</b>")],
+                     seconds, [0] * 7 + [1] + [0] * 2 + [1] + [0] * 5 + [1], 12.5)
+    for name, value in changes.items():
+        setattr(made, name, value)
+    return made
+
+
+def page(made: RunRecord, shape: Shape = FLARE) -> list[Element]:
+    return elements(render_page(made, shape))
+
+
+def test_the_path_is_cut_into_the_steps_of_each_sentence():
+    groups = sentence_groups(PATH, record().sentences_at, {"draft"})
+    assert groups == [Group(0, 2), Group(2, 8, (0,)), Group(8, 11, (1,)), Group(11, 17, (2,))]
+    # one node that writes two sentences; steps after the last one; no loop to find a start
+    assert sentence_groups(["begin", "generate", "end"], [0, 2, 0]) == [
+        Group(0, 2, (0, 1)), Group(2, 3)]
+    assert sentence_groups(["begin", "draft"], [0, 0], {"draft"}) == [Group(0, 2)]
+    assert sentence_groups([], []) == []
+
+
+def test_the_masked_tokens_are_those_the_implicit_query_drops():
+    assert masked_flags(DRAFT_1, 0.4) == [False] * 5 + [True, False]
+    assert masked_flags(DRAFT_1, 0.4, "word") == [False] * 5 + [True, True]
+    assert masked_flags(DRAFT_1, 0.75) == [False, False, False, False, True, True, True]
+    # a question's word is never masked
+    low_beta = [("Alpha", 0.1), (" Beta", 0.1), (" lived", 0.1)]
+    assert masked_flags(low_beta, 0.4, "token", frozenset({"beta"})) == [True, False, True]
+    for tokens, beta, unit in [(DRAFT_1, 0.4, "token"), (DRAFT_1, 0.4, "word"),
+                               (DRAFT_1, 0.75, "token"), (DRAFT_3, 0.4, "word")]:
+        kept = [t for (t, _), m in zip(tokens, masked_flags(tokens, beta, unit), strict=True)
+                if not m]
+        query = masked_query([(t, p, 0) for t, p in tokens], beta, unit)
+        assert "".join(query.split()) == "".join("".join(kept).split())
+
+
+def test_masks_are_shown_only_where_the_settings_reproduce_the_query():
+    settings = {"beta": 0.4, "query_formulation": "implicit"}
+    assert query_masks(TRACE[0], settings, QUESTION) == [False] * 5 + [True, False]
+    assert query_masks(TRACE[1], settings, QUESTION) is None  # no retrieval
+    assert query_masks(TRACE[0], {**settings, "mask_unit": "word"}, QUESTION) is None
+    assert query_masks(TRACE[0], {**settings, "query_formulation": "explicit"}, QUESTION) is None
+    assert query_masks(TRACE[0], {}, QUESTION) is None  # no β in the run's context
+    everything = {**TRACE[0], "queries": [QUESTION], "fallback": True}
+    assert query_masks(everything, {"beta": 1.0}, QUESTION) == [True] * 7
+
+
+def test_a_sentence_differs_by_its_words_not_its_spacing():
+    assert differs("Alpha Beta was born in Gepu.", "Alpha Beta was born in Kelmor.")
+    assert not differs(" So the answer is <Kel>", "So  the answer is <Kel>")
+
+
+def test_the_model_and_server_are_shown_and_escaped():
+    [servers] = having(page(record()), "p", "servers")
+    assert servers.text == ("model Qwen/<b>Coder</b> at http://127.0.0.1:8765/v1 "
+                            "(the LM server)")
+    assert "Qwen/&lt;b&gt;Coder&lt;/b&gt;" in render_page(record(), FLARE)
+    assert not having(page(record(servers=[])), "p", "servers")
+
+
+def test_wall_times_per_step_per_sentence_and_in_total():
+    found = page(record())
+    assert [e.text for e in found if e.tag == "li"][:3] == [
+        "begin 0.01 s", "retrieve_input 0.50 s", "draft 1.00 s"]
+    assert "wall time 12.50 s" in having(found, "p", "settings")[0].text
+    [total] = [e for e in found if e.attrs.get("data-key") == "wall_seconds"]
+    assert total.text == "wall time (s)12.50"
+    assert [t.text for t in having(found, "span", "time")] == ["3.23 s", "1.52 s", "3.88 s"]
+    # a record that was not timed shows no times
+    untimed = page(record(seconds=[], total_seconds=None))
+    assert not having(untimed, "span", "time") and "wall time" not in render_page(
+        record(seconds=[], total_seconds=None), FLARE)
+
+
+def test_beta_is_on_the_colour_bar_and_the_masked_tokens_are_struck():
+    found = page(record())
+    [beta] = having(found, "span", "beta")
+    assert beta.text == "β = 0.4" and beta.attrs["style"] == "left:40.0%"
+    assert having(found, "span", "theta")[0].text == "θ = 0.8"
+    assert [t.text for t in draft_tokens(found) if "masked" in t.classes] == [" Ge", " <Kel>"]
+    assert "masked out of the query" in having(draft_tokens(found), "span", "masked")[0].attrs[
+        "title"]
+    assert "struck through" in having(found, "div", "legend")[0].text
+    # explicit queries mask nothing
+    explicit = page(record(settings={"theta": 0.8, "beta": 0.4,
+                                     "query_formulation": "explicit"}))
+    assert not [t for t in draft_tokens(explicit) if "masked" in t.classes]
+    assert having(explicit, "span", "beta") and "struck" not in having(explicit, "div",
+                                                                        "legend")[0].text
+
+
+def test_a_regenerated_sentence_says_whether_it_differs_from_its_draft():
+    articles = having(page(record()), "article", "sentence")
+    assert [a.attrs.get("data-differs") for a in articles] == ["true", None, "false"]
+    assert "regenerated: differs from the draft" in articles[0].text
+    assert "regenerated: the same words as the draft" in articles[2].text
+    assert "regenerated" not in articles[1].text
+
+
+def test_the_path_is_grouped_by_sentence():
+    found = page(record())
+    groups = having(found, "div", "group")
+    assert [g.attrs["data-sentences"] for g in groups] == ["0", "1", "1", "1"]
+    assert [e.text for e in having(found, "div", "glabel")] == [
+        "before the first sentence · 0.51 s", "sentence 1 · 3.23 s", "sentence 2 · 1.52 s",
+        "sentence 3 · 3.88 s"]
+    assert [e.attrs["data-node"] for e in found if e.tag == "li"] == PATH
+    # three sentences, three sentence groups, whatever their length; an unfinished run's tail
+    cut = record(path=PATH[:13], complete=False, sentences_at=record().sentences_at[:13])
+    labels = [e.text.split(" ·")[0] for e in having(page(cut), "div", "glabel")]
+    assert labels == ["before the first sentence", "sentence 1", "sentence 2", "unfinished"]
+    assert len(having(page(record(), LOOP), "div", "group")) == 3  # no loop back to draft
+
+
+class Two(TypedDict):
+    question: str
+
+
+async def slow(state: Two) -> dict:
+    await asyncio.sleep(0.3)
+    get_stream_writer()({"sentence": {"index": 0}})
+    return {}
+
+
+async def test_the_recorder_times_each_step_as_its_update_arrives():
+    g = StateGraph(Two)
+    g.add_node("quick", lambda state: {})
+    g.add_node("slow", slow)
+    g.add_edge(START, "quick")
+    g.add_edge("quick", "slow")
+    g.add_edge("slow", END)
+    made = await record_run(g.compile(), {"question": "Q?"}, None)
+    assert made.path == ["quick", "slow"] and made.sentences_at == [0, 1]
+    assert made.seconds[0] < 0.2 <= 0.3 <= made.seconds[1] < 2
+    assert made.total_seconds is not None and made.total_seconds >= sum(made.seconds)
+    # a real FLARE run: one time per step, the sentence at the accept that wrote it
+    made = await record_run(graph(ScriptedLM([ends("Alpha Beta was born in Kelmor.")])),
+                            {"question": QUESTION}, FlareContext(theta=0.5))
+    assert len(made.seconds) == len(made.path) and made.sentences_at[-1] == 1
