@@ -107,6 +107,19 @@ def merge_step(old: Step | None, new: Step | None) -> Step:
     return {**(old or {}), **new}
 
 
+class Source(TypedDict):
+    """A retrieved document an answer may cite, as a method's output `sources` lists it."""
+
+    id: str  # the document's id
+    title: str  # its title
+    text: str  # its text, as the prompts saw it
+
+
+Decision = dict[str, Any]
+"""What a node decided, as its update shows it (Studio, the run page): "node" names it; the
+other keys are the node's own (docs/studio.md lists each node's)."""
+
+
 class FlareInput(TypedDict):
     """What a caller passes in."""
 
@@ -119,6 +132,8 @@ class FlareOutput(Costs):
     answer: str  # the accepted sentences, joined
     trace: list[StepTrace]  # one entry per accepted sentence
     answer_tokens: NotRequired[int]  # tokens in the answer
+    sources: NotRequired[list[Source]]  # documents retrieved, each once, first-retrieved first
+    decision: NotRequired[Decision]  # what the last node decided (each node's update shows its)
 
 
 class FlareState(SummedCosts):
@@ -132,6 +147,8 @@ class FlareState(SummedCosts):
     documents: NotRequired[list[Document]]  # the last retrieved documents (kept in prompts)
     answer_tokens: NotRequired[int]  # tokens in the accepted answer
     done: NotRequired[bool]  # generation has ended
+    sources: NotRequired[list[Source]]  # documents retrieved so far, each once, in order
+    decision: NotRequired[Decision]  # what the last node decided (Studio shows each node's)
 
 
 class ReplugTrace(TypedDict):
@@ -155,6 +172,7 @@ class ReplugOutput(Costs):
     answer_tokens: NotRequired[int]  # tokens in the answer
     certified: NotRequired[float]  # share of answer tokens the top-N view made exact
     cut_documents: NotRequired[list[str]]  # a note per document cut to fit the context window
+    sources: NotRequired[list[Source]]  # the ensembled documents, each once, in retrieval order
 
 
 class ReplugState(SummedCosts):
@@ -178,6 +196,7 @@ class ReplugState(SummedCosts):
     certified: NotRequired[float]  # share of answer tokens that were certified
     trace: NotRequired[Annotated[list[ReplugTrace], operator.add]]  # traced sentences
     cut_documents: NotRequired[list[str]]  # a note per document cut to fit the context window
+    sources: NotRequired[list[Source]]  # the ensembled documents, each once, in retrieval order
 
 
 class FBRagInput(TypedDict):
@@ -209,6 +228,7 @@ class FBRagOutput(Costs):
     selected_spans: list[tuple[int, int]]  # their word spans in the context
     truncated_tokens: NotRequired[int]  # prompt tokens cut from the middle to fit a window
     stage_seconds: dict[str, float]  # wall time of each stage
+    sources: NotRequired[list[Source]]  # documents retrieved for the context (none: given one)
 
 
 def merge_seconds(old: dict[str, float] | None, new: dict[str, float] | None) -> dict[str, float]:
@@ -238,6 +258,7 @@ class FBRagState(SummedCosts):
     route: NotRequired[str]  # the path that answered
     truncated_tokens: NotRequired[Annotated[int, operator.add]]  # cut to fit windows
     stage_seconds: NotRequired[Annotated[dict[str, float], merge_seconds]]  # time per stage
+    sources: NotRequired[list[Source]]  # documents retrieved for the context (none: given one)
 
 
 class AppInput(TypedDict):

@@ -4,14 +4,16 @@ the cost counters of LM calls and the start of a clean run."""
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeAlias, TypeVar
 
+from langgraph.config import get_config, get_stream_writer
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from activerag.errors import EmptyQuestion
-from activerag.serving.lm import Generation
+from activerag.serving.lm import Generation, text_sink
 from activerag.state import COUNTERS
 
 Update = dict[str, Any]
@@ -58,3 +60,29 @@ def lm_cost(*gens: Generation) -> Update:
     """The cost counters of some LM calls, as a state update."""
     return {"lm_calls": len(gens), "generated_tokens": sum(g.generated_tokens for g in gens),
             "prompt_tokens": sum(g.prompt_tokens for g in gens)}
+
+
+def node_name() -> str:
+    """The name of the graph node running now ("" outside a graph run)."""
+    try:
+        return str(get_config().get("metadata", {}).get("langgraph_node", ""))
+    except RuntimeError:
+        return ""
+
+
+@contextmanager
+def streaming_tokens() -> Iterator[None]:
+    """Stream the text an LM generates inside the block to the run's caller, piece by piece, as
+    custom stream events {"kind": "token", "node": the running node, "text": the piece};
+    nothing happens outside a graph run or when the caller does not stream "custom"."""
+    try:
+        write = get_stream_writer()
+    except RuntimeError:
+        yield
+        return
+    node = node_name()
+    token = text_sink.set(lambda piece: write({"kind": "token", "node": node, "text": piece}))
+    try:
+        yield
+    finally:
+        text_sink.reset(token)

@@ -28,6 +28,7 @@ from activerag.nodes.base import Update, checked_question
 from activerag.nodes.fb_rag_logic import Chunk
 from activerag.nodes.parts import Parts, _lm
 from activerag.nodes.prompts import READ, READER_STOPS, SAMPLE, reader_prompt
+from activerag.nodes.studio_logic import add_sources
 from activerag.serving import cache
 from activerag.serving.catalogue import FAST_MODEL
 from activerag.serving.token_lm import (
@@ -160,7 +161,7 @@ def make_prepare(parts: FBParts) -> Callable[..., Awaitable[Update]]:
         if context is not None and not context.strip():
             raise ActiveRagError("the context holds no words; pass the question's context, or "
                                  "leave it out to retrieve one from the store")
-        extra: Update = {}
+        extra: Update = {"sources": []}
         if context:
             chunks = (fb.chunk_words(context, ctx.chunk_words) if ctx.chunking == "words"
                       else fb.chunk_paragraphs(context))
@@ -173,7 +174,8 @@ def make_prepare(parts: FBParts) -> Callable[..., Awaitable[Update]]:
             context = "\n\n".join(texts)
             chunks = fb.chunk_paragraphs(context)
             extra = {"retrievals": 1,
-                     "retrieved_titles": [d.metadata.get("title", "") for d in docs]}
+                     "retrieved_titles": [d.metadata.get("title", "") for d in docs],
+                     "sources": add_sources([], docs)}
         if not chunks:
             raise ActiveRagError("the context holds no words; pass the question's context")
         words = chunks[-1].end

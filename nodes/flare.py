@@ -19,11 +19,13 @@ from langgraph.runtime import Runtime
 from activerag.answers import find_answer
 from activerag.context import FlareContext, ServingContext
 from activerag.errors import ActiveRagError
-from activerag.nodes.base import Node, Update, fresh_run, lm_cost
+from activerag.nodes.base import Node, Update, fresh_run, lm_cost, node_name, streaming_tokens
+from activerag.nodes.decisions import masks, retrieved, written
 from activerag.nodes.flare_logic import (
     answer_end,
     interleave,
     low_confidence_spans,
+    mask_flags,
     masked_query,
     question_words,
 )
@@ -38,7 +40,7 @@ from activerag.nodes.prompts import (
 )
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import CutFn, Generation
-from activerag.state import FlareState, Step, StepTrace
+from activerag.state import COUNTERS, Decision, FlareState, Step, StepTrace
 
 FlareNode: TypeAlias = Node[FlareState, FlareContext]
 PromptFn = Callable[..., str]
@@ -90,9 +92,16 @@ def begin(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
     (Studio, a checkpointer) does not inherit the first one's.
     """
     update = fresh_run(state, answer="", answer_tokens=0, done=False, input_documents=[],
-                       documents=[])
+                       documents=[], sources=[])
     step: Step = {"queries": [update["question"]]} if runtime.context.initial_retrieval else {}
-    return {**update, "step": {**step, "new": True}}
+    decision: Decision = {"node": "begin", "question": update["question"],
+                          "retrieve_first": bool(step), "reset": RESET}
+    return {**update, "step": {**step, "new": True}, "decision": decision}
+
+
+RESET = ["answer", "trace", "retrieved_titles", "sources", *COUNTERS]
+"""What `begin` starts from empty or zero (its update writes these as {"value": ..., "type":
+"__overwrite__"} where the state adds to them)."""
 
 
 def route_after_begin(state: FlareState) -> Literal["retrieve_input", "next"]:
@@ -111,7 +120,8 @@ def make_retrieve_input(parts: Parts) -> FlareNode:
         docs = await parts.search(runtime.context, state["question"])
         return {"step": {"queries": [state["question"]], "documents": docs},
                 "input_documents": docs, "documents": docs, "retrievals": 1,
-                "retrieval_steps": 1, "retrieved_titles": _titles(docs)}
+                "retrieval_steps": 1, "retrieved_titles": _titles(docs),
+                **retrieved(state, [state["question"]], docs)}
 
     return retrieve_input
 
@@ -137,7 +147,8 @@ def make_retrieve(parts: Parts) -> FlareNode:
             rankings = [r or by_question for r in rankings] or [by_question]
         docs = interleave(rankings, ctx.k)
         return {"step": {"documents": docs, "fallback": fallback}, "documents": docs,
-                "retrievals": calls, "retrieval_steps": 1, "retrieved_titles": _titles(docs)}
+                "retrievals": calls, "retrieval_steps": 1, "retrieved_titles": _titles(docs),
+                **retrieved(state, queries, docs, fallback)}
 
     return retrieve
 
@@ -202,7 +213,9 @@ async def generate_unit(parts: Parts, state: FlareState, ctx: FlareContext, unit
         cut = AnswerCut(await parts.splitter_for(ctx), final_only)
     task = task or await shots(parts, ctx)
     text = prompt(state["question"], state.get("answer", ""), docs, ctx.prompt_format, task)
-    return await lm.generate(text, max_tokens=min(budget, left), cut=cut, stop=stop, **kwargs)
+    with streaming_tokens():
+        return await lm.generate(text, max_tokens=min(budget, left), cut=cut, stop=stop,
+                                 **kwargs)
 
 
 def unit_update(gen: Generation, **extra: Any) -> Update:
@@ -222,7 +235,7 @@ def make_generate(parts: Parts, unit: Unit = "sentence",
         docs = prompt_documents(state, ctx)
         gen = await generate_unit(parts, state, ctx, unit, docs, prompt)
         # the trace then names every document the unit saw, D_x included when combined
-        return unit_update(gen, seen=docs)
+        return {**unit_update(gen, seen=docs), "decision": written(gen)}
 
     return generate
 
@@ -300,8 +313,14 @@ def make_accept(parts: Parts, *, count_sentences: bool = True, final_only: bool 
                 or answer_tokens >= ctx.max_answer_tokens)
         get_stream_writer()({"sentence": trace})
         nxt = carry(step) if carry and not done else {}
+        ended = next((why for why, hit in (
+            ("answered", answered), ("model ended", finished), ("nothing written", stalled),
+            ("runaway", runaway), ("max_sentences", capped),
+            ("max_answer_tokens", answer_tokens >= ctx.max_answer_tokens)) if hit), None)
+        decision: Decision = {"node": node_name() or "accept", "index": trace["index"],
+                              "sentence": trace["sentence"], "done": done, "ended": ended}
         return {"answer": answer, "answer_tokens": answer_tokens, "done": done,
-                "trace": [trace], "step": {**nxt, "new": True}}
+                "trace": [trace], "step": {**nxt, "new": True}, "decision": decision}
 
     return accept
 
@@ -333,7 +352,8 @@ def make_draft(parts: Parts) -> FlareNode:
         tops = {"tops": [tuple(t.top) for t in gen.tokens]} if any(
             t.top for t in gen.tokens) else {}
         return {"step": {"draft": gen.text, "tokens": tokens, "finished": gen.finished,
-                         "complete": gen.complete, "seen": docs, **tops}, **lm_cost(gen)}
+                         "complete": gen.complete, "seen": docs, **tops}, **lm_cost(gen),
+                "decision": written(gen)}
 
     return draft
 
@@ -346,7 +366,10 @@ def route_after_gate(state: FlareState) -> Literal["formulate_query", "accept"]:
 def whole_draft_query(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
     """Node: the complete next sentence as the query (Table 3's "Next", β = 0)."""
     draft = " ".join(state.get("step", {}).get("draft", "").split())
-    return {"step": {"queries": [draft or state["question"]]}}
+    queries = [draft or state["question"]]
+    return {"step": {"queries": queries},
+            "decision": {"node": node_name() or "formulate_query", "formulation": "whole",
+                         "queries": queries, "fallback": not draft}}
 
 
 def make_formulate_query(parts: Parts) -> FlareNode:
@@ -360,10 +383,18 @@ def make_formulate_query(parts: Parts) -> FlareNode:
             # FLARE §3.2.2: mask tokens with p < beta; an all-masked draft falls back to x.
             keep = question_words(state["question"]) if ctx.keep_question_words else frozenset()
             query = masked_query(tokens, ctx.beta, ctx.mask_unit, keep)
-            return {"step": {"queries": [query or state["question"]], "fallback": not query}}
+            queries = [query or state["question"]]
+            shown = masks(tokens, mask_flags(tokens, ctx.beta, ctx.mask_unit, keep))
+            return {"step": {"queries": queries, "fallback": not query},
+                    "decision": {**shown, "formulation": "implicit", "beta": ctx.beta,
+                                 "queries": queries, "fallback": not query}}
         spans = low_confidence_spans(tokens, ctx.beta, draft, ctx.span_merge_gap)
+        shown = {**masks(tokens, [p < ctx.beta for _, p, _ in tokens]),
+                 "formulation": "explicit", "beta": ctx.beta, "spans": spans}
         if not spans:
-            return {"step": {"queries": [" ".join(draft.split()) or state["question"]]}}
+            queries = [" ".join(draft.split()) or state["question"]]
+            return {"step": {"queries": queries},
+                    "decision": {**shown, "queries": queries, "fallback": not draft.strip()}}
         lm = await parts.lm_for(ctx)
         passage = state.get("answer", "") + draft
         gens = await asyncio.gather(*[
@@ -372,6 +403,7 @@ def make_formulate_query(parts: Parts) -> FlareNode:
             for span in spans
         ])
         queries = [" ".join(g.text.split()) or span for g, span in zip(gens, spans, strict=True)]
-        return {"step": {"queries": queries}, **lm_cost(*gens)}
+        return {"step": {"queries": queries}, **lm_cost(*gens),
+                "decision": {**shown, "queries": queries, "fallback": False}}
 
     return formulate_query

@@ -57,16 +57,7 @@ def masked_query(tokens: Sequence[TokenProb], beta: float, unit: MaskUnit = "tok
     word is left ("eselin"); a word whose word_key is in KEEP (the question's words) is never
     removed. A removed run leaves one space so that the words on either side stay apart.
     """
-    masked = [p < beta for _, p, _ in tokens]
-    for word in _words(tokens):
-        if keep and word_key("".join(tokens[i][0] for i in word)) in keep:
-            hide = False
-        elif unit == "word":
-            hide = any(masked[i] for i in word)
-        else:
-            continue
-        for i in word:
-            masked[i] = hide
+    masked = mask_flags(tokens, beta, unit, keep)
     parts: list[str] = []
     gap = False
     for (text, _, _), hide in zip(tokens, masked, strict=True):
@@ -78,6 +69,22 @@ def masked_query(tokens: Sequence[TokenProb], beta: float, unit: MaskUnit = "tok
         parts.append(text)
         gap = False
     return " ".join("".join(parts).split())
+
+
+def mask_flags(tokens: Sequence[TokenProb], beta: float, unit: MaskUnit = "token",
+               keep: frozenset[str] = frozenset()) -> list[bool]:
+    """Whether masked_query removes each token of the draft (same arguments)."""
+    masked = [p < beta for _, p, _ in tokens]
+    for word in _words(tokens):
+        if keep and word_key("".join(tokens[i][0] for i in word)) in keep:
+            hide = False
+        elif unit == "word":
+            hide = any(masked[i] for i in word)
+        else:
+            continue
+        for i in word:
+            masked[i] = hide
+    return masked
 
 
 def low_confidence_spans(tokens: Sequence[TokenProb], beta: float, sentence: str,

@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 from activerag.context import DraginContext, FlareContext, GateContext
 from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
 from activerag.nodes import gate_logic, triggers
-from activerag.nodes.base import Node, Update
+from activerag.nodes.base import Node, Update, node_name
 from activerag.nodes.flare import FlareNode, generate_unit, prompt_documents, shots, unit_update
 from activerag.nodes.flare_logic import answer_end
 from activerag.nodes.parts import Parts
@@ -142,6 +142,7 @@ def make_estimate(parts: Parts) -> GateNode:
                                       else {})}, **costs}
         if not fired:
             update["trace"] = [{**entry, "why": why} for entry in step.get("answer_trace", [])]
+        update["decision"] = {"node": node_name() or "estimate", **why}
         return update
 
     return estimate
@@ -187,7 +188,9 @@ def _word_gate(state: FlareState, ctx: FlareContext, name: str, keep: bool) -> U
     update: Update = {"fire": at is not None, "why": why}
     if at is not None and keep:
         update["keep"] = fire.keep
-    return {"step": update}
+    shown = {k: why[k] for k in ("trigger", "value", "threshold", "word")}
+    return {"step": update, "decision": {"node": node_name() or f"{name}_gate",
+                                         "fire": at is not None, **shown}}
 
 
 def etc_gate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:

@@ -30,6 +30,7 @@ from activerag.context import IRCoTContext
 from activerag.errors import PromptTooLong
 from activerag.nodes import ircot_logic
 from activerag.nodes.base import Node, Update, fresh_run, lm_cost
+from activerag.nodes.decisions import retrieved
 from activerag.nodes.flare import Unit, generate_unit, unit_update
 from activerag.nodes.flare_logic import answer_end
 from activerag.nodes.parts import Parts
@@ -53,7 +54,7 @@ def begin(state: IRCoTState, runtime: Runtime[IRCoTContext]) -> Update:
     queue the question as the first query (§3.1), unless initial_retrieval is off."""
     ctx = runtime.context
     update = fresh_run(state, answer="", answer_tokens=0, done=False, input_documents=[],
-                       documents=[], paragraphs=[], shots=ctx.ircot_shots)
+                       documents=[], paragraphs=[], shots=ctx.ircot_shots, sources=[])
     query = ircot_logic.question_query(update["question"], ctx.ircot_query)
     first = {"queries": [query]} if ctx.initial_retrieval else {}
     return {**update, "step": {**first, "new": True}}
@@ -78,7 +79,7 @@ def make_retrieve(parts: Parts) -> IRCoTNode:
         found = [await parts.search(runtime.context, q) for q in queries]
         docs = [d for ranking in found for d in ranking]
         return {"step": {"documents": docs}, "retrievals": len(queries), "retrieval_steps": 1,
-                "retrieved_titles": titles(docs)}
+                "retrieved_titles": titles(docs), **retrieved(state, queries, docs)}
 
     return retrieve
 

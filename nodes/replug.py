@@ -31,6 +31,7 @@ from activerag.nodes.replug_logic import (
     vote_scores,
 )
 from activerag.nodes.replug_tokens import decide, fit_documents, proposal, stop_at
+from activerag.nodes.studio_logic import add_sources
 from activerag.serving.lm import Generation, Token
 from activerag.serving.token_lm import TokenLM
 from activerag.state import FlareState, ReplugState, ReplugTrace
@@ -84,7 +85,8 @@ def make_retrieve(parts: Parts) -> Any:
                 # the token modes and rescore continue P(d, x) as token ids; vote sends text
                 "prompts": prompts if ctx.ensemble != "vote" else [], "cut_documents": cuts,
                 "retrievals": 1, "retrieval_steps": 1,
-                "retrieved_titles": [d.metadata.get("title", "") for d in docs]}
+                "retrieved_titles": [d.metadata.get("title", "") for d in docs],
+                "sources": add_sources([], docs)}
 
     return retrieve
 

@@ -46,6 +46,7 @@ from activerag.context import FlareContext, IRCoTContext, SeakrContext
 from activerag.errors import ActiveRagError, PromptTooLong
 from activerag.nodes import flare, ircot
 from activerag.nodes.base import Node, Update
+from activerag.nodes.decisions import retrieved
 from activerag.nodes.flare import FlareNode, shots
 from activerag.nodes.ircot_logic import fewer_shots
 from activerag.nodes.parts import Parts
@@ -174,6 +175,9 @@ def make_seakr_retrieve(parts: Parts, pool_retrieve: Node[Any, Any] | None = Non
             update["documents"] = kept
         if "retrieved_titles" in update:
             update["retrieved_titles"] = [d.metadata.get("title", "") for d in kept]
+        if "decision" in update:  # the sources and the decision name the kept documents
+            shown = update["decision"]
+            update.update(retrieved(state, shown["queries"], kept, shown["fallback"]))
         cost = {"lm_calls": len(gens), "generated_tokens": sum(len(g.positions) for g in gens),
                 "prompt_tokens": sum(g.prompt_tokens for g in gens)}
         return {**update, **{key: update.get(key, 0) + n for key, n in cost.items()}}

@@ -25,7 +25,7 @@ from langgraph.runtime import Runtime
 from activerag.context import FlareContext
 from activerag.errors import NoLogprobs, UnknownTrigger
 from activerag.nodes import gate_logic
-from activerag.nodes.base import Update
+from activerag.nodes.base import Update, node_name
 from activerag.nodes.flare_logic import should_retrieve
 from activerag.state import FlareState
 
@@ -73,9 +73,35 @@ def trigger_named(name: str) -> Trigger:
 
 def _fire(trigger: Trigger, state: FlareState, ctx: FlareContext) -> Update:
     step: dict[str, Any] = dict(state.get("step", {}))
+    name = next((n for n, fn in TRIGGERS.items() if fn is trigger), trigger.__name__)
     if not step.get("draft", "").strip():
-        return {"step": {"fire": False}}
-    return {"step": {"fire": bool(trigger(step.get("tokens", []), state, ctx))}}
+        shown: dict[str, Any] = {"measure": "the draft is empty (never retrieves)",
+                                 "value": None, "threshold": None}
+        fire = False
+    else:
+        fire = bool(trigger(step.get("tokens", []), state, ctx))
+        measure = MEASURES.get(trigger)
+        shown = (measure(step.get("tokens", []), state, ctx) if measure else
+                 {"measure": f"the {name} trigger's own", "value": None, "threshold": None})
+    decision = {"node": node_name() or "confidence_gate", "trigger": name, "fire": fire,
+                **shown}
+    return {"step": {"fire": fire}, "decision": decision}
+
+
+Measure = Callable[[Tokens, FlareState, FlareContext], dict[str, Any]]
+MEASURES: dict[Trigger, Measure] = {}
+"""What a trigger compared, for the gate's decision (Studio): {"measure": what it is, "value":
+the draft's, "threshold": what it was compared with}; a trigger without one shows None."""
+
+
+def measures(trigger: Trigger) -> Callable[[Measure], Measure]:
+    """Make the decorated function TRIGGER's measure (MEASURES)."""
+
+    def add(fn: Measure) -> Measure:
+        MEASURES[trigger] = fn
+        return fn
+
+    return add
 
 
 def trigger_gate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
@@ -137,6 +163,45 @@ def every_n(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
     return (before + len(tokens)) // ctx.trigger_n > before // ctx.trigger_n
 
 
+@measures(min_prob)
+def _lowest(tokens: Tokens, state: FlareState, ctx: FlareContext) -> dict[str, Any]:
+    return {"measure": "lowest token probability (fires below the threshold)",
+            "value": min((p for _, p, _ in tokens), default=None), "threshold": ctx.theta}
+
+
+@measures(mean_surprisal)
+def _geometric_mean(tokens: Tokens, state: FlareState, ctx: FlareContext) -> dict[str, Any]:
+    probs = [max(p, 1e-12) for _, p, _ in tokens]
+    value = math.exp(sum(math.log(p) for p in probs) / len(probs)) if probs else None
+    return {"measure": "geometric-mean token probability (fires below the threshold)",
+            "value": value, "threshold": ctx.theta}
+
+
+@measures(token_entropy)
+def _highest_entropy(tokens: Tokens, state: FlareState, ctx: FlareContext) -> dict[str, Any]:
+    tops = state.get("step", {}).get("tops") or []
+    values = [entropy(top) / math.log(len(top) + 1) for top in tops if top]
+    return {"measure": "highest normalised token entropy (fires above the threshold)",
+            "value": max(values, default=None), "threshold": 1.0 - ctx.theta}
+
+
+@measures(every_n)
+def _answer_tokens(tokens: Tokens, state: FlareState, ctx: FlareContext) -> dict[str, Any]:
+    return {"measure": "answer tokens with the draft (fires on crossing a multiple of the "
+                       "threshold)",
+            "value": state.get("answer_tokens", 0) + len(tokens), "threshold": ctx.trigger_n}
+
+
+@measures(never)
+def _nothing(tokens: Tokens, state: FlareState, ctx: FlareContext) -> dict[str, Any]:
+    return {"measure": "none (never fires)", "value": None, "threshold": None}
+
+
+@measures(always)
+def _anything(tokens: Tokens, state: FlareState, ctx: FlareContext) -> dict[str, Any]:
+    return {"measure": "none (always fires)", "value": None, "threshold": None}
+
+
 mean_surprisal_gate = fixed_gate(mean_surprisal, "mean_surprisal_gate")
 always_fire = fixed_gate(always, "always_fire")
 """Retrieve for every sentence (Table 3's setting, the "next sentence" graph's gate)."""
@@ -185,6 +250,14 @@ def register_estimator(name: str, threshold: float, *, top_logprobs: int = 1,
 
             fire.__name__ = fire.__qualname__ = f"{name}_trigger"
             register(name, top_logprobs)(fire)
+
+            @measures(fire)
+            def estimate(tokens: Tokens, state: FlareState, ctx: FlareContext
+                         ) -> dict[str, Any]:
+                return {"measure": f"the {name} estimate (fires "
+                                   f"{'above' if above else 'below'} the threshold)",
+                        "value": fn(tokens, state),
+                        "threshold": estimator_threshold(ctx, name)}
         return fn
 
     return add
@@ -337,3 +410,21 @@ def etc(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
 def dragin_lite(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
     """DRAGIN-lite: fire when a content word's entropy is above dragin_threshold."""
     return dragin_check(tokens, state, ctx).at is not None
+
+
+@measures(etc)
+def _etc_measure(tokens: Tokens, state: FlareState, ctx: FlareContext) -> dict[str, Any]:
+    return _word_measure(etc_check(tokens, state, ctx), "smoothed second difference of entropy")
+
+
+@measures(dragin_lite)
+def _dragin_measure(tokens: Tokens, state: FlareState, ctx: FlareContext) -> dict[str, Any]:
+    return _word_measure(dragin_check(tokens, state, ctx), "content-word entropy")
+
+
+def _word_measure(fire: WordFire, what: str) -> dict[str, Any]:
+    compared = [v for v in fire.values if v is not None]
+    return {"measure": f"{what} (fires above the threshold, at a word)",
+            "value": fire.values[fire.at] if fire.at is not None else max(compared,
+                                                                          default=None),
+            "threshold": fire.threshold, "word": None if fire.at is None else fire.words[fire.at]}

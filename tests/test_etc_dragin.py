@@ -175,8 +175,8 @@ def test_the_word_triggers_are_registered_and_ask_for_alternatives():
     assert triggers.top_logprobs_for(EtcContext()) == 20
     assert triggers.top_logprobs_for(DraginContext()) == 20
     state = draft_state(DRAFT, RISING)
-    assert triggers.trigger_gate(state, Runtime(context=FlareContext(trigger="etc"))) == {
-        "step": {"fire": True}}
+    assert triggers.trigger_gate(state, Runtime(context=FlareContext(trigger="etc")))["step"] == {
+        "fire": True}
     assert etc_gate({"step": {"draft": " "}}, Runtime(context=EtcContext())) == {
         "step": {"fire": False}}
 

@@ -176,10 +176,10 @@ def test_the_gate_never_fires_on_an_empty_draft_and_reads_no_tokens_as_none_belo
     unsure = [("x", 0.1, 0)]
     for state in ({"step": {"draft": "  ", "tokens": unsure}}, {"step": {"tokens": unsure}},
                   {"step": {}}, {}):
-        assert trigger_gate(state, always) == {"step": {"fire": False}}
-        assert always_fire(state, always) == {"step": {"fire": False}}
-    assert trigger_gate({"step": {"draft": "Hi."}}, always) == {"step": {"fire": True}}
+        assert trigger_gate(state, always)["step"] == {"fire": False}
+        assert always_fire(state, always)["step"] == {"fire": False}
+    assert trigger_gate({"step": {"draft": "Hi."}}, always)["step"] == {"fire": True}
     min_prob = Runtime(context=FlareContext(theta=0.5))
-    assert trigger_gate({"step": {"draft": "Hi."}}, min_prob) == {"step": {"fire": False}}
-    assert trigger_gate({"step": {"draft": "Hi.", "tokens": unsure}}, min_prob) == {
-        "step": {"fire": True}}
+    assert trigger_gate({"step": {"draft": "Hi."}}, min_prob)["step"] == {"fire": False}
+    assert trigger_gate({"step": {"draft": "Hi.", "tokens": unsure}}, min_prob)["step"] == {
+        "fire": True}

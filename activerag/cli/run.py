@@ -89,7 +89,7 @@ async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]
     async for mode, chunk in stream(args, settings, graph, given, ctx):
         if record is not None:
             record.observe(mode, chunk)
-        if mode == "custom" and tracing:
+        if mode == "custom" and tracing and chunk.get("kind") != "token":
             print(trace.event(chunk))
             streamed = streamed or "sentence" in chunk
         elif mode == "values":

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from activerag.errors import ActiveRagError, LMServerUnreachable
-from activerag.serving.lm import LM, CutFn, Generation, Token
+from activerag.serving.lm import LM, CutFn, Generation, Token, text_sink
 from activerag.serving.server import server_entries
 from activerag.serving.token_lm import Samples
 
@@ -233,6 +233,8 @@ class CachedLM:
             self.hits += 1
             data["tokens"] = [Token(**{**t, "top": tuple(t.get("top", ()))})
                               for t in data["tokens"]]
+            if (sink := text_sink.get()) is not None and data["text"]:
+                sink(data["text"])
             return Generation(**data, prompt=prompt)
         gen = await self.lm.generate(prompt, max_tokens=max_tokens, cut=cut, stop=stop,
                                      logit_bias=logit_bias)

@@ -11,6 +11,7 @@ import asyncio
 import math
 import weakref
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,6 +33,13 @@ from activerag.settings import lm_timeout
 # Returns where the text should be cut (a character offset) or None to keep generating;
 # `final` says that generation has ended and whatever is there must be judged now.
 CutFn = Callable[[str, bool], int | None]
+
+text_sink: ContextVar[Callable[[str], None] | None] = ContextVar("activerag_text_sink",
+                                                                 default=None)
+"""Where a generation's text goes while it streams, piece by piece (a node sets it to stream
+the tokens to its caller; nodes/base.py `streaming_tokens`). A piece waits for the next, so
+that the look-ahead past a cut (the next sentence's first token, which the cut needs to see) is
+not sent. An LM that does not stream (a cache hit) sends its whole kept text once."""
 
 
 class LMServerError(ActiveRagError):
@@ -232,6 +240,7 @@ class VLLMClient:
         try:
             # LangChain's astream cannot be closed early without leaking the HTTP stream, so
             # the sentence-bounded call streams through the model's own configured client;
+        sink, sent = text_sink.get(), 0
             # closing it makes vLLM abort the request, so no token past the cut is paid for.
             stream = await self._llm().async_client.create(**params)
             async with stream:
@@ -247,6 +256,9 @@ class VLLMClient:
                                              self.top_logprobs))
                     finish = choice.finish_reason or finish
                     reason = (choice.model_extra or {}).get("stop_reason")
+                    if sink is not None and len(text) > sent:
+                        sink(text[sent:])
+                        sent = len(text)
                     stop_reason = reason if isinstance(reason, str) else stop_reason
                     text += choice.text
                     if cut is not None and finish is None:
@@ -268,6 +280,8 @@ class VLLMClient:
         return Generation(kept_text, kept, finished, generated, stop_reason, prompt_tokens,
                           prompt, complete=finished or cut_early)
 
+        if sink is not None and end > sent:
+            sink(text[sent:end])
     async def token_ids(self, text: str) -> list[int]:
         """Token ids of TEXT, from vLLM's /tokenize endpoint."""
         url = self.base_url.removesuffix("/v1") + "/tokenize"

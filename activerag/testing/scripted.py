@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from activerag.serving.lm import CutFn, Generation, Token
+from activerag.serving.lm import CutFn, Generation, Token, text_sink
 
 Script = Sequence[tuple[str, float]]
 """One reply: its tokens in order, each with its probability (build one with sentence/ends)."""
@@ -52,7 +52,11 @@ class ScriptedLM:
         tokens: list[Token] = []
         end: int | None = None
         ended = stop_reason = None
+        sink, sent = text_sink.get(), 0  # streamed as the client streams: a piece waits
         for piece, prob in script:
+            if sink is not None and len(text) > sent:
+                sink(text[sent:])
+                sent = len(text)
             if (piece, prob) == EOS:
                 ended = "eos"
                 break
@@ -81,6 +85,8 @@ class ScriptedLM:
         if end is None:
             end = cut(text, True) if cut is not None else None
             end = len(text) if end is None else end
+        if sink is not None and end > sent:
+            sink(text[sent:end])
         finished = ended in ("eos", "stop") and end >= len(text.rstrip())
         return Generation(text[:end], [t for t in tokens if t.start < end], finished,
                           len(tokens), stop_reason, len(prompt.split()), prompt,

@@ -73,7 +73,7 @@ async def test_streaming_shows_each_sentence_as_it_is_decided(vllm_url, demo_sto
     async for mode, chunk in build_flare_graph().astream(
             {"question": load_demo_questions()[3]["question"]}, context=ctx,
             stream_mode=["custom", "values"]):
-        if mode == "custom":
+        if mode == "custom" and "sentence" in chunk:
             seen.append(chunk["sentence"]["sentence"])
         else:
             final = chunk
