@@ -236,11 +236,11 @@ class VLLMClient:
         end: int | None = None
         finish: str | None = None
         stop_reason: str | None = None
+        sink, sent = text_sink.get(), 0
         prompt_tokens = 0
         try:
             # LangChain's astream cannot be closed early without leaking the HTTP stream, so
             # the sentence-bounded call streams through the model's own configured client;
-        sink, sent = text_sink.get(), 0
             # closing it makes vLLM abort the request, so no token past the cut is paid for.
             stream = await self._llm().async_client.create(**params)
             async with stream:
@@ -250,15 +250,15 @@ class VLLMClient:
                     if not chunk.choices:
                         continue
                     choice = chunk.choices[0]
+                    if sink is not None and len(text) > sent:
+                        sink(text[sent:])
+                        sent = len(text)
                     info = {"logprobs": choice.logprobs and choice.logprobs.model_dump(),
                             "finish_reason": choice.finish_reason}
                     tokens.extend(_tokens_of(choice.text, info, len(text), self.base_url,
                                              self.top_logprobs))
                     finish = choice.finish_reason or finish
                     reason = (choice.model_extra or {}).get("stop_reason")
-                    if sink is not None and len(text) > sent:
-                        sink(text[sent:])
-                        sent = len(text)
                     stop_reason = reason if isinstance(reason, str) else stop_reason
                     text += choice.text
                     if cut is not None and finish is None:
@@ -274,14 +274,14 @@ class VLLMClient:
             end = cut(text, True)
         if end is None:
             end = len(text)
+        if sink is not None and end > sent:
+            sink(text[sent:end])
         # "stop" is an end of sequence or a stop string; a cut before the end keeps it going.
         finished = finish == "stop" and end >= len(text.rstrip())
         kept_text, kept = trim(text, tokens, end)
         return Generation(kept_text, kept, finished, generated, stop_reason, prompt_tokens,
                           prompt, complete=finished or cut_early)
 
-        if sink is not None and end > sent:
-            sink(text[sent:end])
     async def token_ids(self, text: str) -> list[int]:
         """Token ids of TEXT, from vLLM's /tokenize endpoint."""
         url = self.base_url.removesuffix("/v1") + "/tokenize"
