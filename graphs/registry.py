@@ -84,6 +84,10 @@ class Method:
     """What it does, in one line of Markdown."""
     build: Callable[..., Any] | None = None
     """The graph's builder with this graph's own arguments: `build(lm=...)` swaps a part."""
+    needs: frozenset[str] | None = None
+    """The server abilities its requests need (names of activerag.serving.probe.ABILITIES;
+    top_logprobs_K: K alternatives per token; light.NAME: FB-RAG's light sampler's); None:
+    NEEDS[name], else its family's."""
 
 
 _F, _R = FlareContext, ReplugContext  # short names for the table below
@@ -207,6 +211,35 @@ _METHODS = [
            "FB-RAG for a question with its own long context; else single-time retrieval, then "
            "FLARE when single's answer is unsure", app.build_app_graph),
 ]
+# What each method's requests ask of the server, derived from the nodes' requests: the LM
+# client streams completions with usage (and asks logprobs: 1 unless the server has none and
+# the method reads none); the FLARE loop, IRCoT and the gates count or read the answer's
+# tokens by their logprobs; the token LM sends token-id prompts with
+# return_tokens_as_token_ids, /tokenize, /detokenize, top-20 steps and echo scoring; FB-RAG's
+# reader fits its prompt with /tokenize, its light sampler asks n samples in one request.
+# activerag.serving.probe finds which a server honours.
+TEXT = frozenset({"completions", "stream"})
+LOGPROBS = TEXT | {"logprobs"}
+_TOKENS = frozenset({"completions", "tokenize", "token_ids"})
+_TOP20 = frozenset({"top_logprobs_20"})
+_FB = TEXT | {"tokenize"}
+FAMILY_NEEDS: dict[str, frozenset[str]] = {"FB-RAG": _FB}
+NEEDS: dict[str, frozenset[str]] = {
+    "none": TEXT, "single": TEXT, "single_k1": TEXT, "single_k10": TEXT,
+    "flare_instruct": LOGPROBS | {"tokenize", "logit_bias"},
+    "flare_replug": LOGPROBS | _TOKENS | _TOP20,
+    "replug": _TOKENS | _TOP20, "replug_token": _TOKENS | _TOP20,
+    "replug_vote": LOGPROBS | {"tokenize"}, "replug_rescore": TEXT | _TOKENS | {"echo"},
+    "fb_rag": _FB | {"light.completions", "light.n"},
+    "fb_rag_fb": _FB | {"light.completions", "light.n"},
+    "gate_entropy_mean": LOGPROBS | _TOP20, "gate_entropy_max": LOGPROBS | _TOP20,
+    "gate_lexsim": LOGPROBS | {"n"}, "flare_etc": LOGPROBS | _TOP20,
+    "dragin_lite": LOGPROBS | _TOP20,
+    "flare_seakr": LOGPROBS | _TOKENS | _TOP20, "ircot_seakr": LOGPROBS | _TOKENS | _TOP20,
+}
+"""Each method's needs where they are not its family's (FAMILY_NEEDS, else LOGPROBS)."""
+_METHODS = [m if m.needs is not None else replace(
+    m, needs=NEEDS.get(m.name, FAMILY_NEEDS.get(m.family, LOGPROBS))) for m in _METHODS]
 METHODS: dict[str, Method] = {m.name: m for m in _METHODS}
 """Every method by name, family by family: the one source of "which methods exist"."""
 OWN_GRAPHS = frozenset(id(m.graph) for m in _METHODS)

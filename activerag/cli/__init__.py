@@ -165,6 +165,9 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--model")
     t.set_defaults(func=train_retriever)
     add_train_router(sub)
+    from activerag.cli.doctor import add_doctor
+
+    add_doctor(sub)
 
     lc = sub.add_parser("longctx", help="LongBench-style long-context inputs (FB-RAG)")
     lc_sub = lc.add_subparsers(dest="longctx_command", required=True)

@@ -109,6 +109,9 @@ def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
     runs = method_runs(args, settings, methods)
     long = any(example.context for example in examples)
     check_endpoints(point for name in methods for point in needed(name, runs[name][1], long))
+    from activerag.cli.abilities import check_needs
+
+    runs = check_needs(runs)
     if database is not None:
         return shared_eval(args, database, run_dir, runs, examples)
     result = asyncio.run(evaluate.evaluate(evaluate.Run(run_dir), args.dataset, runs, examples,

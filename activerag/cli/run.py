@@ -78,6 +78,9 @@ async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]
     warn_ignored(args, [args.method])
     endpoints = needed(args.method, ctx, "context" in given)
     check_endpoints(endpoints)
+    from activerag.cli.abilities import check_needs
+
+    graph, ctx = check_needs({args.method: (graph, ctx)})[args.method]
     record = None
     if getattr(args, "html", None):
         from activerag.page import RunRecord, settings_of

@@ -171,6 +171,8 @@ class VLLMClient:
         timeout: float | None = None,
         top_logprobs: int = 1,
     ) -> None:
+        """TOP_LOGPROBS alternatives per token (1: the token's own logprob; 0: none asked, for
+        a server without logprobs and a method that reads none: its tokens come back empty)."""
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout or lm_timeout()
         self.top_logprobs = top_logprobs
@@ -227,6 +229,8 @@ class VLLMClient:
             # usage on every chunk, so that a stream closed early still reports its prompt size
             "stream_options": {"include_usage": True, "continuous_usage_stats": True},
         }
+        if not self.top_logprobs:
+            del params["logprobs"]
         if stop:
             params["stop"] = stop
         if logit_bias:
@@ -238,6 +242,7 @@ class VLLMClient:
         stop_reason: str | None = None
         sink, sent = text_sink.get(), 0
         prompt_tokens = 0
+        completion_tokens = 0
         try:
             # LangChain's astream cannot be closed early without leaking the HTTP stream, so
             # the sentence-bounded call streams through the model's own configured client;
@@ -247,6 +252,7 @@ class VLLMClient:
                 async for chunk in stream:
                     if chunk.usage is not None:
                         prompt_tokens = chunk.usage.prompt_tokens
+                        completion_tokens = chunk.usage.completion_tokens
                     if not chunk.choices:
                         continue
                     choice = chunk.choices[0]
@@ -268,7 +274,7 @@ class VLLMClient:
         except (openai.OpenAIError, httpx.HTTPError) as exc:
             raise _translate(exc, self.base_url, self.model, self.timeout) from exc
         check_alternatives(tokens, self.top_logprobs, self.base_url)
-        generated = len(tokens)
+        generated = len(tokens) if self.top_logprobs else completion_tokens
         cut_early = end is not None
         if end is None and cut is not None:
             end = cut(text, True)
@@ -318,6 +324,8 @@ def _tokens_of(piece: str, info: dict[str, Any] | None, base: int, url: str,
     text received so far, place the tokens; BASE serves only when offsets are missing.
     """
     lp = (info or {}).get("logprobs")
+    if lp is None and not want:
+        return []
     if lp is None:
         if piece or (info or {}).get("finish_reason") is None:
             raise NoLogprobs(

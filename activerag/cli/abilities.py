@@ -1,0 +1,125 @@
+"""Before a run: does each chosen method's server do what the method asks of it? The server is
+probed once (activerag.serving.probe), a method whose needs it does not meet is refused in one
+line that names the missing ability and the methods that would run there, and a method that
+reads no logprobs runs on a server that has none with a client that asks for none."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from activerag.errors import ActiveRagError
+from activerag.serving.probe import Abilities, probe
+from activerag.settings import Settings
+
+LIGHT = "light."
+"""The prefix of a need that FB-RAG's light sampler must meet, not its strong reader."""
+
+
+class MissingAbility(ActiveRagError):
+    """A method's server lacks an ability the method's requests need."""
+
+
+def probe_cached(url: str, model: str | None = None) -> Abilities:
+    """URL's abilities, asked at most once a day (kept in ACTIVERAG_HOME/probes.json)."""
+    return probe(url, model or None, cache_file=Settings.from_env().home / "probes.json")
+
+
+def needs_of(name: str, ctx: Any) -> dict[str, frozenset[str]]:
+    """What method NAME needs of each server under CTX, by base URL: its record's needs, with
+    more top logprobs when the run's trigger or gate reads them (the entropy triggers: 20) and
+    REPLUG's own top_logprobs in place of 20."""
+    from activerag.cli.endpoints import family
+    from activerag.context import ReplugContext
+    from activerag.graphs.registry import METHODS
+    from activerag.nodes.triggers import top_logprobs_for
+
+    kind = family(name)
+    if kind == "own":
+        return {}
+    needs = set(METHODS[name].needs or ())
+    top = top_logprobs_for(ctx)
+    if top > 1:
+        needs |= {"logprobs", f"top_logprobs_{top}"}
+    if isinstance(ctx, ReplugContext) and "top_logprobs_20" in needs:
+        needs = (needs - {"top_logprobs_20"}) | {f"top_logprobs_{ctx.top_logprobs}"}
+    own = frozenset(n for n in needs if not n.startswith(LIGHT))
+    light = frozenset(n.removeprefix(LIGHT) for n in needs if n.startswith(LIGHT))
+    out = {ctx.base_url: own}
+    if light:
+        out[ctx.light_base_url] = out.get(ctx.light_base_url, frozenset()) | light
+    return out
+
+
+def unmet(needs: Iterable[str], found: Abilities) -> list[str]:
+    """The needs FOUND does not meet, sorted."""
+    return sorted(n for n in needs if not found.has(n))
+
+
+def runnable(found: Abilities, light: Abilities | None = None) -> list[str]:
+    """The registered methods whose needs FOUND meets (LIGHT: FB-RAG's light sampler's
+    abilities, else FOUND's), in the registry's order, under their default settings."""
+    from activerag.graphs.registry import METHODS
+
+    names = []
+    for name, record in METHODS.items():
+        needs = record.needs or frozenset()
+        own = [n for n in needs if not n.startswith(LIGHT)]
+        theirs = [n.removeprefix(LIGHT) for n in needs if n.startswith(LIGHT)]
+        if not unmet(own, found) and not unmet(theirs, light or found):
+            names.append(name)
+    return names
+
+
+def named(need: str) -> str:
+    """NEED in words (top_logprobs_20: top_logprobs >= 20)."""
+    if need.startswith("top_logprobs_"):
+        return f"top_logprobs >= {need.removeprefix('top_logprobs_')}"
+    return need
+
+
+def why(need: str, found: Abilities) -> str:
+    """What the server said or did where it lacked NEED."""
+    if need.startswith("top_logprobs_"):
+        said = found.why.get("top_logprobs") or found.why.get("logprobs")
+        return f"top_logprobs: it gives {found.top_logprobs}" + (f", {said}" if said else "")
+    return f"{need}: {found.why[need]}" if need in found.why else f"{need}: not seen"
+
+
+def check_needs(runs: Mapping[str, tuple[Any, Any]]) -> dict[str, tuple[Any, Any]]:
+    """RUNS (method name -> graph, context) with each checked against its servers: the first
+    method with an unmet need is refused in one line; a method that reads no logprobs, on a
+    server without them, gets its graph built with a client that asks for none."""
+    out = dict(runs)
+    for name, (_, ctx) in runs.items():
+        by_url = needs_of(name, ctx)
+        found = {url: probe_cached(url, getattr(ctx, "model", "") or None) for url in by_url}
+        for url, needs in by_url.items():
+            missing = unmet(needs, found[url])
+            if missing:
+                light = found.get(getattr(ctx, "light_base_url", ""))
+                works = runnable(found[url], light)
+                raise MissingAbility(
+                    f"method {name} needs {', '.join(map(named, missing))}, which the server at "
+                    f"{url} lacks ({'; '.join(why(n, found[url]) for n in missing)}); methods "
+                    f"that would run there: {', '.join(works) or 'none of the registered'} "
+                    f"(`activerag doctor {url}` prints what it can do)")
+        main = found.get(ctx.base_url)
+        if main is not None and not main.has("logprobs") and "logprobs" not in by_url.get(
+                ctx.base_url, {"logprobs"}):
+            out[name] = (text_only(name, ctx), ctx)
+    return out
+
+
+def text_only(name: str, ctx: Any) -> Any:
+    """Method NAME's graph with an LM client that asks for no logprobs (its tokens come back
+    empty): for a server that has none, under a method that reads none. The run cache does not
+    see this client's requests."""
+    from activerag.graphs.registry import METHODS
+    from activerag.nodes.parts import replicated
+
+    build = METHODS[name].build
+    if build is None:
+        raise MissingAbility(f"method {name} has no builder to swap its LM client in; the "
+                             f"server at {ctx.base_url} returns no logprobs")
+    return build(lm=replicated(ctx.base_url, ctx.model, top_logprobs=0))

@@ -1,0 +1,199 @@
+"""Fake OpenAI-compatible backends that each lack chosen abilities, for the probe's tests.
+
+`Backend(lacks={"echo"}, max_top=5)` answers as vLLM does (GET /v1/models with max_model_len,
+/v1/completions streamed or not, logprobs with k alternatives, echo with max_tokens 0, n
+samples, token-id prompts and ids back, logit_bias, /tokenize, /detokenize, chat) except for
+what it lacks, which it refuses the way other servers do (404, 400 with a message) or, for
+logprobs, ignores (Ollama-style: text without them). Tokens are words; every reply is REPLY.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from fakeserver import QuietHandler, serving
+
+REPLY = " Kelmor lies on the Vedria."
+LP = -0.25
+"""The logprob of every chosen token; alternatives are lower."""
+
+
+class Backend:
+    """What one fake server can do, and every request it got."""
+
+    def __init__(self, lacks: set[str] | frozenset[str] = frozenset(), max_top: int = 20,
+                 refuse_logprobs: bool = False, model: str = "fake-model") -> None:
+        self.lacks = set(lacks)
+        self.max_top = max_top
+        self.refuse_logprobs = refuse_logprobs
+        """Without logprobs: refuse a request that asks for them (400) instead of ignoring."""
+        self.model = model
+        self.honours_bias = True
+        """False: accept logit_bias and ignore it."""
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self._vocab: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def ids(self, text: str) -> list[int]:
+        with self._lock:
+            return [self._vocab.setdefault(w, len(self._vocab) + 7)
+                    for w in re.findall(r"\s*\S+", text)]
+
+    def word(self, token: int) -> str:
+        with self._lock:
+            return next((w for w, i in self._vocab.items() if i == token), f" w{token}")
+
+
+def _lp(words: list[str], ids: list[int], k: int | None, as_ids: bool,
+        first_none: bool = False) -> dict[str, Any]:
+    keys = [f"token_id:{i}" if as_ids else w for w, i in zip(words, ids, strict=True)]
+    tops = [{key: LP, **{(f"token_id:{9000 + j}" if as_ids else f" alt{j}"): LP - 1 - j
+                         for j in range((k or 1) - 1)}} for key in keys]
+    offsets, pos = [], 0
+    for w in words:
+        offsets.append(pos)
+        pos += len(w)
+    values: list[float | None] = [LP] * len(words)
+    if first_none and values:
+        values[0], tops[0] = None, None  # type: ignore[call-overload]
+    return {"tokens": keys, "token_logprobs": values, "top_logprobs": tops,
+            "text_offset": offsets}
+
+
+class _Handler(QuietHandler):
+    backend: Backend
+
+    def _error(self, status: int, message: str) -> None:
+        self._json(status, {"error": {"message": message, "type": "BadRequestError",
+                                      "code": status}})
+
+    def do_GET(self) -> None:
+        b = self.backend
+        if self.path.rstrip("/") != "/v1/models":
+            self._error(404, "Not Found")
+            return
+        entry: dict[str, Any] = {"id": b.model, "object": "model"}
+        if "context_length" not in b.lacks:
+            entry["max_model_len"] = 2048
+        self._json(200, {"object": "list", "data": [entry]})
+
+    def do_POST(self) -> None:
+        b = self.backend
+        body = self._body()
+        path = self.path.rstrip("/")
+        b.requests.append((path, body))
+        if path == "/tokenize" and "tokenize" not in b.lacks:
+            ids = b.ids(body["prompt"])
+            self._json(200, {"tokens": ids, "count": len(ids), "max_model_len": 2048})
+        elif path == "/detokenize" and "tokenize" not in b.lacks:
+            self._json(200, {"prompt": "".join(b.word(i) for i in body["tokens"])})
+        elif path == "/v1/chat/completions" and "chat" not in b.lacks:
+            self._json(200, {"choices": [{"index": 0, "finish_reason": "length", "message": {
+                "role": "assistant", "content": REPLY.split()[0]}}]})
+        elif path == "/v1/completions" and "completions" not in b.lacks:
+            self._complete(body)
+        else:
+            self._error(404, "Not Found")
+
+    def _refusal(self, body: dict[str, Any]) -> str | None:
+        """Why this backend refuses BODY, or None."""
+        b = self.backend
+        k = body.get("logprobs")
+        if k is not None and "logprobs" in b.lacks and b.refuse_logprobs:
+            return "logprobs is not supported"
+        if k is not None and "logprobs" not in b.lacks and k > b.max_top:
+            return f"Requested sample logprobs of {k}, which is greater than max allowed: " \
+                   f"{b.max_top}"
+        if body.get("echo") and "echo" in b.lacks:
+            return "echo is not supported"
+        if body.get("n", 1) > 1 and "n" in b.lacks:
+            return "n > 1 is not supported"
+        if isinstance(body.get("prompt"), list) and "token_ids" in b.lacks:
+            return "prompt must be a string"
+        if body.get("logit_bias") and "logit_bias" in b.lacks:
+            return "logit_bias is not supported"
+        if (body.get("stream_options") or {}).get("continuous_usage_stats") and \
+                "stream" in b.lacks:
+            return "Unrecognized request argument: continuous_usage_stats"
+        return None
+
+    def _complete(self, body: dict[str, Any]) -> None:
+        b = self.backend
+        refusal = self._refusal(body)
+        if refusal:
+            self._error(400, refusal)
+            return
+        k = body.get("logprobs") if "logprobs" not in b.lacks else None
+        as_ids = bool(body.get("return_tokens_as_token_ids")) and "token_ids" not in b.lacks
+        words = re.findall(r"\s*\S+", REPLY)[: body["max_tokens"]]
+        bias = [int(t) for t, v in (body.get("logit_bias") or {}).items()
+                if v >= 50 and b.honours_bias]
+        if bias and words:
+            words[0] = b.word(bias[0])
+        ids = b.ids("".join(words))
+        if bias and ids:
+            ids[0] = bias[0]
+        if body.get("stream"):
+            self._stream(body, words, ids, k, as_ids)
+            return
+        prompt = body["prompt"]
+        prompt_ids = prompt if isinstance(prompt, list) else b.ids(prompt)
+        prompt_words = [b.word(i) for i in prompt_ids]
+        choices = []
+        for n in range(body.get("n", 1)):
+            logprobs = None
+            if k is not None:
+                if body.get("echo"):
+                    logprobs = _lp(prompt_words + words, list(prompt_ids) + ids, k, as_ids,
+                                   first_none=True)
+                else:
+                    logprobs = _lp(words, ids, k, as_ids)
+            text = ("".join(prompt_words) if body.get("echo") else "") + "".join(words)
+            choices.append({"index": n, "text": text, "logprobs": logprobs,
+                            "finish_reason": "length"})
+        self._json(200, {"id": "cmpl-fake", "object": "text_completion", "model": b.model,
+                         "choices": choices, "usage": {"prompt_tokens": len(prompt_ids),
+                                                       "completion_tokens": len(words)}})
+
+    def _stream(self, body: dict[str, Any], words: list[str], ids: list[int], k: int | None,
+                as_ids: bool) -> None:
+        usage_opts = body.get("stream_options") or {}
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        offset = 0
+        for i, (word, token) in enumerate(zip(words, ids, strict=True)):
+            lp = None
+            if k is not None:
+                lp = _lp([word], [token], k, as_ids)
+                lp["text_offset"] = [offset]
+            chunk: dict[str, Any] = {"id": "cmpl-fake", "object": "text_completion",
+                                     "created": 0, "model": self.backend.model,
+                                     "choices": [{"index": 0, "text": word, "logprobs": lp,
+                                                  "finish_reason": "length"
+                                                  if i == len(words) - 1 else None}]}
+            if usage_opts.get("continuous_usage_stats"):
+                chunk["usage"] = {"prompt_tokens": 3, "completion_tokens": i + 1,
+                                  "total_tokens": 4 + i}
+            offset += len(word)
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        if usage_opts.get("include_usage"):
+            last = {"id": "cmpl-fake", "object": "text_completion", "created": 0,
+                    "model": self.backend.model, "choices": [],
+                    "usage": {"prompt_tokens": 3, "completion_tokens": len(words),
+                              "total_tokens": 3 + len(words)}}
+            self.wfile.write(f"data: {json.dumps(last)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+
+
+@contextmanager
+def backend(b: Backend) -> Iterator[str]:
+    """Serve B on a free loopback port; yield its base URL (.../v1)."""
+    handler = type("BackendHandler", (_Handler,), {"backend": b})
+    with serving(handler) as url:
+        yield url

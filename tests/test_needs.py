@@ -1,0 +1,164 @@
+"""Each method's needs are checked against its server before its first question: an unmet one
+is refused in one line naming the missing ability and the methods that would run there; a
+method that reads no logprobs runs on a server without them with a client that asks none."""
+
+import re
+
+import pytest
+from fake_backends import REPLY, Backend, backend
+
+from activerag import cli
+from activerag.cli.abilities import check_needs, needs_of, runnable
+from activerag.context import FlareContext, ReplugContext
+from activerag.graphs import registry
+from activerag.serving import probe as probing
+from activerag.serving.lm import VLLMClient
+from activerag.serving.probe import PROMPT, Abilities
+from activerag.testing import memory_retriever
+
+QUESTION = "Who was born in Kelmor?"
+
+
+@pytest.fixture(autouse=True)
+def _own_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("ACTIVERAG_HOME", str(tmp_path / "home"))
+    for name in ("ACTIVERAG_STORE_DIR", "ACTIVERAG_PORT", "ACTIVERAG_BASE_URL",
+                 "ACTIVERAG_STRONG_URL", "ACTIVERAG_LIGHT_URL", "ACTIVERAG_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    probing.forget()
+    yield
+    probing.forget()
+
+
+def error_line(capsys) -> str:
+    _, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if line.startswith("activerag: error: ")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def only_probed(b: Backend) -> bool:
+    """Every completion request B got was the probe's (tiny, its own prompt), none a method's."""
+    return all(body.get("max_tokens", 0) <= 2 and QUESTION not in str(body)
+               and body.get("prompt", PROMPT) in (PROMPT, b.ids(PROMPT), [0])
+               for path, body in b.requests if path.endswith("completions"))
+
+
+def works(line: str) -> list[str]:
+    return re.search(r"methods that would run there: ([^(]*) \(", line).group(1).split(", ")
+
+
+def test_flare_on_a_server_without_logprobs_fails_before_its_first_request(capsys):
+    b = Backend({"logprobs"})
+    with backend(b) as url:
+        assert cli.main(["ask", "--method", "flare", "--base-url", url, QUESTION]) == 2
+    line = error_line(capsys)
+    assert line.startswith(f"activerag: error: method flare needs logprobs, which the server "
+                           f"at {url} lacks")
+    assert {"single", "none", "long_context"} <= set(works(line))
+    assert not {"flare", "flare_instruct", "replug", "app"} & set(works(line))
+    assert f"activerag doctor {url}" in line
+    assert b.requests and only_probed(b)
+
+
+def test_the_entropy_trigger_needs_twenty_alternatives_and_flare_s_own_does_not(capsys):
+    b = Backend(max_top=5)
+    with backend(b) as url:
+        assert cli.main(["ask", "--method", "flare", "--trigger", "entropy", "--base-url", url,
+                         QUESTION]) == 2
+    line = error_line(capsys)
+    assert "method flare needs top_logprobs >= 20" in line and "it gives 5" in line
+    assert "max allowed: 5" in line
+    assert {"flare", "flare_instruct", "single"} <= set(works(line))
+    assert not {"flare_etc", "replug", "gate_entropy_mean"} & set(works(line))
+    assert only_probed(b)
+
+
+@pytest.mark.parametrize(("method", "lacks", "named"), [
+    ("replug_rescore", "echo", "echo"), ("gate_lexsim", "n", "n"),
+    ("flare_instruct", "logit_bias", "logit_bias"), ("replug", "token_ids", "token_ids"),
+    ("flare_replug", "tokenize", "tokenize"), ("single", "stream", "stream")])
+def test_each_method_is_refused_for_the_ability_it_needs(capsys, method, lacks, named):
+    b = Backend({lacks})
+    with backend(b) as url:
+        assert cli.main(["ask", "--method", method, "--base-url", url, QUESTION]) == 2
+    line = error_line(capsys)
+    assert f"method {method} needs {named}, which the server" in line
+    assert method not in works(line)
+    assert only_probed(b)
+
+
+def test_replug_needs_the_top_logprobs_its_run_asks_for():
+    flare = FlareContext(base_url="http://a/v1")
+    assert needs_of("replug", ReplugContext(base_url="http://a/v1", top_logprobs=5)) == {
+        "http://a/v1": frozenset({"completions", "tokenize", "token_ids", "top_logprobs_5"})}
+    assert needs_of("flare", flare) == {"http://a/v1": registry.LOGPROBS}
+    etc = registry.method("flare_etc", flare)[1]
+    assert "top_logprobs_20" in needs_of("flare_etc", etc)["http://a/v1"]
+
+
+def test_fb_rag_s_light_sampler_is_checked_for_n(capsys, tmp_path):
+    context = tmp_path / "context.txt"
+    context.write_text(" ".join(f"Word{i} lives in Kelmor." for i in range(50)))
+    strong, light = Backend(), Backend({"n"})
+    with backend(strong) as strong_url, backend(light) as light_url:
+        assert cli.main(["ask", "--method", "fb_rag", "--strong-url", strong_url, "--light-url",
+                         light_url, "--context-file", str(context), QUESTION]) == 2
+    line = error_line(capsys)
+    assert f"method fb_rag needs n, which the server at {light_url} lacks" in line
+    assert only_probed(strong) and only_probed(light)
+
+
+def test_a_method_whose_needs_are_met_keeps_its_graph():
+    with backend(Backend()) as url:
+        graph, ctx = registry.method("flare", FlareContext(base_url=url))
+        assert check_needs({"flare": (graph, ctx)})["flare"] == (graph, ctx)
+        graph, ctx = registry.method("single", FlareContext(base_url=url))
+        assert check_needs({"single": (graph, ctx)})["single"][0] is graph
+
+
+def test_a_method_that_reads_no_logprobs_gets_a_client_that_asks_none():
+    b = Backend({"logprobs"}, refuse_logprobs=True)
+    with backend(b) as url:
+        graph, ctx = registry.method("single", FlareContext(base_url=url))
+        rebuilt, same = check_needs({"single": (graph, ctx)})["single"]
+        assert rebuilt is not graph and same is ctx
+
+
+async def test_the_client_without_logprobs_runs_single_on_such_a_server():
+    from activerag.graphs.single import build_single_graph
+    from activerag.sentences import SentenceSplitter
+
+    b = Backend({"logprobs"}, refuse_logprobs=True)
+    with backend(b) as url:
+        lm = VLLMClient(url, top_logprobs=0)
+        gen = await lm.generate("Where?", max_tokens=3)
+        assert gen.text == " Kelmor lies on"
+        assert gen.tokens == [] and gen.generated_tokens == 3
+        graph = build_single_graph(lm, memory_retriever({"Kelmor": "Kelmor lies on the Vedria."},
+                                                        1), SentenceSplitter())
+        out = await graph.ainvoke({"question": QUESTION}, context=FlareContext(base_url=url))
+    assert out["answer"].strip() == REPLY.strip()
+    asked = [body for path, body in b.requests if path.endswith("completions")]
+    assert asked and all("logprobs" not in body for body in asked)
+
+
+async def test_by_default_the_client_still_asks_for_logprobs():
+    b = Backend()
+    with backend(b) as url:
+        gen = await VLLMClient(url).generate("Where?", max_tokens=2)
+    assert [body["logprobs"] for _, body in b.requests] == [1]
+    assert len(gen.tokens) == 2 and gen.generated_tokens == 2
+
+
+def test_runnable_methods_follow_the_abilities():
+    everything = Abilities("u", "m", frozenset({"completions", "stream", "logprobs",
+                                                "top_logprobs", "echo", "n", "token_ids",
+                                                "tokenize", "logit_bias", "chat"}), 20)
+    assert runnable(everything) == list(registry.METHODS)
+    text = Abilities("u", "m", frozenset({"completions", "stream", "n", "tokenize"}))
+    assert runnable(text) == [m for m in registry.METHODS if m in {
+        "none", "single", "single_k1", "single_k10", "fb_rag", "fb_rag_fb", "long_context",
+        "vanilla_rag", "op_rag", "self_route"}]
+    no_n = Abilities("u", "m", frozenset({"completions", "stream", "tokenize"}))
+    assert "fb_rag" not in runnable(no_n) and "fb_rag" in runnable(no_n, text)
