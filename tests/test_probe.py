@@ -130,8 +130,13 @@ def test_the_file_cache_serves_another_process_for_a_day(tmp_path):
         assert len(b.requests) == 2 * asked
 
 
-def test_replicas_are_probed_at_the_first():
-    b = Backend()
-    with backend(b) as url:
-        found = probe(f"{url},http://127.0.0.1:9/v1")
-    assert found.url == url and found.found == FULL
+def test_of_replicas_the_first_that_answers_is_probed(allow_port):
+    allow_port(9)
+    first, second = Backend(), Backend({"echo"})
+    with backend(first) as one, backend(second) as two:
+        assert probe(f"{one},{two}").url == one and not second.requests
+        probing.forget()
+        found = probe(f"http://127.0.0.1:9/v1,{two}")
+    assert found.url == two and found.found == FULL - {"echo"}
+    with pytest.raises(LMServerUnreachable, match="no replica answers"):
+        probe("http://127.0.0.1:9/v1,http://127.0.0.1:9/v2")

@@ -251,10 +251,23 @@ def _logit_bias(ask: _Asker, ids: list[int]) -> bool:
 def probe(url: str, model: str | None = None, *, cache_file: Path | None = None,
           fresh: bool = False, timeout: float = 60.0) -> Abilities:
     """What the server at URL (serving MODEL, else its first) can do: asked once per process,
-    and once a day when CACHE_FILE keeps the answers; FRESH asks again whatever is kept."""
+    and once a day when CACHE_FILE keeps the answers; FRESH asks again whatever is kept. Of
+    several replicas (comma-separated), the first that answers is asked."""
     from activerag.serving.replicas import urls
 
-    url = urls(url)[0].rstrip("/")
+    down: list[LMServerUnreachable] = []
+    for one in urls(url):
+        try:
+            return _probe_one(one.rstrip("/"), model, cache_file, fresh, timeout)
+        except LMServerUnreachable as exc:
+            down.append(exc)
+    if len(down) == 1:
+        raise down[0]
+    raise LMServerUnreachable("no replica answers: " + " | ".join(map(str, down)))
+
+
+def _probe_one(url: str, model: str | None, cache_file: Path | None, fresh: bool,
+               timeout: float) -> Abilities:
     key = (url, model or "")
     if not fresh and key in _seen:
         return _seen[key]
