@@ -52,6 +52,8 @@ class RunRecord:
     # previous node's update arrived (or the record began) until its own did
     sentences_at: list[int] = field(default_factory=list)  # per path entry: sentence events
     total_seconds: float | None = None  # wall time from the record's start to finish()
+    decisions: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)  # per
+    # sentence index, the `decision` each node's update showed (nodes that show one)
     started: float = field(default_factory=time.perf_counter, repr=False)
     _last: float | None = field(default=None, init=False, repr=False)
     _sentences: int = field(default=0, init=False, repr=False)
@@ -70,6 +72,10 @@ class RunRecord:
                     self.seconds.append(now - (self.started if self._last is None
                                                else self._last))
                     self._last = now  # nodes of one chunk: the first takes the time
+                    decision = update.get("decision") if isinstance(update, Mapping) else None
+                    if isinstance(decision, Mapping):
+                        index = sum(self.sentences_at)
+                        self.decisions.setdefault(index, {})[node] = dict(decision)
                     self.sentences_at.append(self._sentences)
                     self._sentences = 0
                     self._keep_documents(update)
@@ -167,9 +173,10 @@ def _documents(ids: Sequence[str], titles: Sequence[str], known: Mapping[str, tu
 
 def _sentence(step: Mapping[str, Any], theta: float | None, gated: bool,
               known: Mapping[str, tuple[str, str]], masks: Sequence[bool] | None = None,
-              seconds: float | None = None) -> str:
+              seconds: float | None = None, gate: Mapping[str, Any] | None = None) -> str:
     """One traced unit; GATED: its tokens are a look-ahead draft that a trigger judged; MASKS:
-    the draft tokens its query dropped; SECONDS: the wall time of its steps."""
+    the draft tokens its query dropped; SECONDS: the wall time of its steps; GATE: the gate's
+    decision, where its update showed one."""
     index = int(step.get("index", 0))
     fired = bool(step.get("retrieved"))
     took = "" if seconds is None else f' <span class="time">{seconds:.2f} s</span>'
@@ -193,7 +200,7 @@ def _sentence(step: Mapping[str, Any], theta: float | None, gated: bool,
                      f'{"differs from" if new else "the same words as"} the draft</span>')
         tokens = _tokens(step.get("draft_tokens", []), theta, masks)
         rows = (f'<div class="row"><span class="label">{"draft" if gated else "tokens"}</span>'
-                f'<span class="toks">{tokens}</span></div>')
+                f'<span class="toks">{tokens}</span></div>{_gate(gate)}')
         if step.get("queries"):
             note = (' <span class="note">(matched nothing: the question was searched)</span>'
                     if step.get("fallback") else "")
@@ -207,6 +214,19 @@ def _sentence(step: Mapping[str, Any], theta: float | None, gated: bool,
     return (f'<article class="sentence" data-index="{index}" data-retrieved="{str(fired).lower()}"'
             f'{changed}><h3>sentence {index + 1} {head}{took}</h3>{rows}'
             f'<p class="accepted">⇒ {escape(str(step.get("sentence", "")))}</p></article>')
+
+
+def _gate(decision: Mapping[str, Any] | None) -> str:
+    """The gate's decision: its trigger, what it measured and against what, and the outcome."""
+    if not decision or "fire" not in decision:
+        return ""
+    value, threshold = decision.get("value"), decision.get("threshold")
+    numbers = "".join(f" {word} {v:.3f}" if isinstance(v, int | float) else ""
+                      for word, v in (("=", value), ("against", threshold)))
+    return (f'<div class="row gate"><span class="label">gate</span>'
+            f'{escape(str(decision.get("trigger", "")))}: '
+            f'{escape(str(decision.get("measure", "")))}{numbers} ⇒ '
+            f'{"fire" if decision["fire"] else "keep"}</div>')
 
 
 def _mark(name: str, value: float | None) -> str:
@@ -361,13 +381,16 @@ def run_view(record: RunRecord, graph: Shape | Any) -> str:
                        "retrieved with the question before the first sentence")
     if trace:
         question = str(final.get("question") or record.question)
-        masks = [query_masks(s, record.settings, question) if gated else None for s in trace]
+        decided = [record.decisions.get(i, {}) for i in range(len(trace))]
+        masks = [query_masks(s, record.settings, question, d.get("formulate_query"))
+                 if gated else None for s, d in zip(trace, decided, strict=True)]
         took = {g.sentences[0]: group_seconds(record, g) for g in groups_of(record, shape)
                 if len(g.sentences) == 1}
         beta = record.settings.get("beta")
         body = (_legend(theta, gated, float(beta) if isinstance(beta, int | float) else None,
                         any(m and any(m) for m in masks))
-                + first + "".join(_sentence(s, theta, gated, known, m, took.get(i))
+                + first + "".join(_sentence(s, theta, gated, known, m, took.get(i),
+                                            decided[i].get("confidence_gate"))
                                   for i, (s, m) in enumerate(zip(trace, masks, strict=True))))
     else:
         body = _without_trace(final, known)

@@ -7,13 +7,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from activerag.nodes.flare_logic import (
-    MaskUnit,
-    masked_query,
-    question_words,
-    word_key,
-    word_starts,
-)
+from activerag.nodes.flare_logic import MaskUnit, mask_flags, masked_query, question_words
 
 
 @dataclass(frozen=True)
@@ -47,37 +41,48 @@ def sentence_groups(path: Sequence[str], sentences_at: Sequence[int],
     return groups
 
 
-def masked_flags(tokens: Sequence[tuple[str, float]], beta: float, unit: str = "token",
-                 keep: frozenset[str] = frozenset()) -> list[bool]:
-    """Which TOKENS FLARE's implicit query drops (§3.2.2: p < beta; with unit "word", every
-    token of a word that has one; never a word of KEEP): the marks of masked_query."""
-    masked = [p < beta for _, p in tokens]
-    starts = [i for i, first in enumerate(word_starts([(t, p, 0) for t, p in tokens])) if first]
-    for a, b in zip(starts, [*starts[1:], len(tokens)], strict=True):
-        if keep and word_key("".join(t for t, _ in tokens[a:b])) in keep:
-            masked[a:b] = [False] * (b - a)
-        elif unit == "word":
-            masked[a:b] = [any(masked[a:b])] * (b - a)
-    return masked
-
-
-def query_masks(step: Mapping[str, Any], settings: Mapping[str, Any],
-                question: str) -> list[bool] | None:
-    """The draft tokens of traced STEP that its implicit query dropped, or None where the step
-    retrieved with no masked query of the draft (the settings do not reproduce its query: an
-    explicit query, the whole draft, a formulate_query of the user's own)."""
+def query_masks(step: Mapping[str, Any], settings: Mapping[str, Any], question: str,
+                decision: Mapping[str, Any] | None = None) -> list[bool] | None:
+    """The draft tokens of traced STEP that its implicit query dropped: those its
+    formulate_query DECISION lists as masked where it has one, else those the run's SETTINGS
+    mask where they give back the query the step searched with; None where the step retrieved
+    with no masked query of the draft (an explicit query, the whole draft, a formulate_query of
+    the user's own)."""
+    tokens = [(str(t), float(p), 0) for t, p, *_ in step.get("draft_tokens") or []]
+    if not step.get("retrieved"):
+        return None
+    if decision and decision.get("formulation") == "implicit":
+        found = aligned(tokens, decision.get("masked") or [])
+        if found is not None:
+            return found
     beta = settings.get("beta")
     queries = step.get("queries") or []
-    if (not step.get("retrieved") or len(queries) != 1 or not isinstance(beta, int | float)
+    if (len(queries) != 1 or not isinstance(beta, int | float)
             or settings.get("query_formulation", "implicit") != "implicit"):
         return None
-    tokens = [(str(t), float(p)) for t, p, *_ in step.get("draft_tokens") or []]
     unit: MaskUnit = "word" if settings.get("mask_unit") == "word" else "token"
     keep = question_words(question) if settings.get("keep_question_words") else frozenset()
-    query = masked_query([(t, p, 0) for t, p in tokens], float(beta), unit, keep)
+    query = masked_query(tokens, float(beta), unit, keep)
     if query != queries[0] and not (not query and queries[0] == question):
         return None
-    return masked_flags(tokens, float(beta), unit, keep)
+    return mask_flags(tokens, float(beta), unit, keep)
+
+
+def aligned(tokens: Sequence[tuple[str, float, int]],
+            masked: Sequence[Sequence[Any]]) -> list[bool] | None:
+    """Which of TOKENS are the MASKED ones ([text, probability], in draft order), each matched
+    to the first token after the last match with its text and probability; None when one
+    matches no token."""
+    flags = [False] * len(tokens)
+    at = 0
+    for text, p, *_ in masked:
+        while at < len(tokens) and (tokens[at][0] != text or abs(tokens[at][1] - p) > 1e-9):
+            at += 1
+        if at == len(tokens):
+            return None
+        flags[at] = True
+        at += 1
+    return flags
 
 
 def differs(draft: str, sentence: str) -> bool:

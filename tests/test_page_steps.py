@@ -9,15 +9,14 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from page_dom import Element, draft_tokens, elements, having
 from test_graph_routing import QUESTION, graph
-from test_page import LOOP
+from test_page import LOOP, LOW_DRAFT
 from typing_extensions import TypedDict
 
 from activerag.context import FlareContext
 from activerag.drawing import Edge, Shape
-from activerag.nodes.flare_logic import masked_query
 from activerag.page import RunRecord, record_run, render_page
-from activerag.page_logic import Group, differs, masked_flags, query_masks, sentence_groups
-from activerag.testing.scripted import ScriptedLM, ends
+from activerag.page_logic import Group, aligned, differs, query_masks, sentence_groups
+from activerag.testing.scripted import ScriptedLM
 
 FLARE = Shape(("begin", "retrieve_input", "draft", "confidence_gate", "formulate_query",
                "retrieve", "regenerate", "accept"),
@@ -75,30 +74,43 @@ def test_the_path_is_cut_into_the_steps_of_each_sentence():
     assert sentence_groups([], []) == []
 
 
-def test_the_masked_tokens_are_those_the_implicit_query_drops():
-    assert masked_flags(DRAFT_1, 0.4) == [False] * 5 + [True, False]
-    assert masked_flags(DRAFT_1, 0.4, "word") == [False] * 5 + [True, True]
-    assert masked_flags(DRAFT_1, 0.75) == [False, False, False, False, True, True, True]
-    # a question's word is never masked
-    low_beta = [("Alpha", 0.1), (" Beta", 0.1), (" lived", 0.1)]
-    assert masked_flags(low_beta, 0.4, "token", frozenset({"beta"})) == [True, False, True]
-    for tokens, beta, unit in [(DRAFT_1, 0.4, "token"), (DRAFT_1, 0.4, "word"),
-                               (DRAFT_1, 0.75, "token"), (DRAFT_3, 0.4, "word")]:
-        kept = [t for (t, _), m in zip(tokens, masked_flags(tokens, beta, unit), strict=True)
-                if not m]
-        query = masked_query([(t, p, 0) for t, p in tokens], beta, unit)
-        assert "".join(query.split()) == "".join("".join(kept).split())
-
-
 def test_masks_are_shown_only_where_the_settings_reproduce_the_query():
     settings = {"beta": 0.4, "query_formulation": "implicit"}
     assert query_masks(TRACE[0], settings, QUESTION) == [False] * 5 + [True, False]
+    whole = {**TRACE[0], "queries": ["Alpha Beta was born in"]}
+    assert query_masks(whole, {**settings, "mask_unit": "word"}, QUESTION) == [False] * 5 + [
+        True, True]
+    lived = {**TRACE[0], "draft_tokens": [("Alpha", 0.1), (" Beta", 0.1), (" lived", 0.1)],
+             "queries": ["Alpha Beta"]}
+    assert query_masks(lived, {**settings, "keep_question_words": True}, QUESTION) == [
+        False, False, True]  # the question's words are never masked
     assert query_masks(TRACE[1], settings, QUESTION) is None  # no retrieval
     assert query_masks(TRACE[0], {**settings, "mask_unit": "word"}, QUESTION) is None
     assert query_masks(TRACE[0], {**settings, "query_formulation": "explicit"}, QUESTION) is None
     assert query_masks(TRACE[0], {}, QUESTION) is None  # no β in the run's context
     everything = {**TRACE[0], "queries": [QUESTION], "fallback": True}
     assert query_masks(everything, {"beta": 1.0}, QUESTION) == [True] * 7
+
+
+def test_the_masks_come_from_formulate_querys_decision_where_it_shows_one():
+    decision = {"node": "formulate_query", "formulation": "implicit", "beta": 0.4,
+                "masked": [[" in", 0.7], [" Ge", 0.2]]}
+    # no β in the settings: the decision alone tells
+    assert query_masks(TRACE[0], {}, QUESTION, decision) == [False] * 4 + [True, True, False]
+    assert aligned([("a", 0.5, 0), ("a", 0.2, 0), ("b", 0.2, 0)], [["a", 0.2], ["b", 0.2]]) == [
+        False, True, True]
+    assert aligned([("a", 0.5, 0)], [["b", 0.5]]) is None
+    # a decision that matches no token of the draft: the settings' masks again
+    stray = {**decision, "masked": [["zzz", 0.1]]}
+    assert query_masks(TRACE[0], {"beta": 0.4}, QUESTION, stray) == [False] * 5 + [True, False]
+    made = record(decisions={0: {"formulate_query": decision, "confidence_gate": {
+        "node": "confidence_gate", "trigger": "min_prob", "fire": True, "value": 0.2,
+        "threshold": 0.8, "measure": "lowest token probability <b>"}}})
+    found = page(made)
+    assert [t.text for t in draft_tokens(found) if "masked" in t.classes] == [
+        " in", " Ge", " <Kel>"]
+    [gate] = having(found, "div", "gate")
+    assert gate.text == "gatemin_prob: lowest token probability <b> = 0.200 against 0.800 ⇒ fire"
 
 
 def test_a_sentence_differs_by_its_words_not_its_spacing():
@@ -189,7 +201,11 @@ async def test_the_recorder_times_each_step_as_its_update_arrives():
     assert made.path == ["quick", "slow"] and made.sentences_at == [0, 1]
     assert made.seconds[0] < 0.2 <= 0.3 <= made.seconds[1] < 2
     assert made.total_seconds is not None and made.total_seconds >= sum(made.seconds)
-    # a real FLARE run: one time per step, the sentence at the accept that wrote it
-    made = await record_run(graph(ScriptedLM([ends("Alpha Beta was born in Kelmor.")])),
-                            {"question": QUESTION}, FlareContext(theta=0.5))
+    # a real FLARE run: one time per step, the sentence at the accept that wrote it, and the
+    # decisions its nodes showed, by sentence
+    made = await record_run(graph(ScriptedLM(list(LOW_DRAFT))), {"question": QUESTION},
+                            FlareContext(theta=0.5, beta=0.4))
     assert len(made.seconds) == len(made.path) and made.sentences_at[-1] == 1
+    shown = made.decisions[0]
+    assert shown["confidence_gate"]["fire"] is True
+    assert shown["formulate_query"]["masked"] == [[" Gepu.", 0.3]]
