@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
@@ -26,6 +26,7 @@ from activerag.context import FlareContext
 from activerag.graphs import registry
 from activerag.graphs.tools import as_tool
 from activerag.nodes.chat import chat_model
+from activerag.nodes.messages_logic import tool_choice_for
 from activerag.nodes.prompts import AGENT_INSTRUCTION
 
 AGENT_METHODS = ("flare", "replug")
@@ -40,32 +41,49 @@ def method_tools(methods: Sequence[str] = AGENT_METHODS,
     return [as_tool(m, context=registry.method(m, base)[1]) for m in methods]
 
 
-def served_chat_model(tools: Sequence[BaseTool], context: FlareContext | None = None) -> Any:
-    """The agent's model: a ChatOpenAI on CONTEXT's server with TOOLS bound, made at the first
-    call (asking the server for its model then, not when the graph is built)."""
-    made: list[Any] = []
+ToolChoice = Literal["required", "auto", "none"]
+"""How the served chat model may call tools: "required" (vLLM constrains its reply to a call),
+"auto" (it chooses; vLLM parses the call with its tool parser), "none" (no tools bound: it
+answers)."""
+
+
+def served_chat_model(tools: Sequence[BaseTool], context: FlareContext | None = None,
+                      first: ToolChoice = "required", then: ToolChoice = "none") -> Any:
+    """The agent's model: a ChatOpenAI on CONTEXT's server, made at the first call (asking the
+    server for its model then, not when the graph is built), with TOOLS bound under tool
+    choice FIRST for a new question and THEN once the tools have answered."""
+    made: dict[str, Any] = {}
 
     async def model(state: Any, runtime: Any) -> Any:
-        if not made:
-            chat = await asyncio.to_thread(chat_model, context or FlareContext())
-            made.append(chat.bind_tools(list(tools)))
-        return made[0]
+        choice = tool_choice_for(state["messages"], first, then)
+        if choice not in made:
+            if "chat" not in made:
+                made["chat"] = await asyncio.to_thread(chat_model, context or FlareContext())
+            made[choice] = (made["chat"] if choice == "none" else
+                            made["chat"].bind_tools(list(tools), tool_choice=choice))
+        return made[choice]
 
     return model
 
 
 def build_agent(model: Any = None, tools: Sequence[BaseTool] | None = None, *,
-                context: FlareContext | None = None, checkpointer: Checkpointer = None,
+                context: FlareContext | None = None, first: ToolChoice = "required",
+                then: ToolChoice = "none", checkpointer: Checkpointer = None,
                 name: str = "agent") -> CompiledStateGraph[Any, Any, Any, Any]:
     """A ReAct agent calling TOOLS (default: FLARE's and REPLUG's, method_tools) with MODEL (a
-    LangChain chat model that binds tools; default: ChatOpenAI on CONTEXT's server)."""
+    LangChain chat model that binds tools; default: ChatOpenAI on CONTEXT's server, under tool
+    choice FIRST for each new question and THEN after the tools' answers). The defaults make
+    one round of tool calls per question and then an answer: the default model called no tool
+    vLLM could parse when left to choose (docs/agents.md); "auto" for both lets a model that
+    can call tools chain them."""
     tools = list(tools) if tools is not None else method_tools(context=context)
     with warnings.catch_warnings():
         # its successor, langchain.agents.create_agent, needs the `langchain` package, which
         # activerag does not depend on; the prebuilt agent is langgraph's own until 2.0
         warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
         return create_react_agent(
-            model if model is not None else served_chat_model(tools, context), tools,
+            model if model is not None else served_chat_model(tools, context, first, then),
+            tools,
             prompt=AGENT_INSTRUCTION, checkpointer=checkpointer, name=name)
 
 

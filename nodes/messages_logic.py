@@ -159,3 +159,10 @@ def reply_metadata(method: str, question: str, output: Mapping[str, Any],
     if rewrite:
         meta["rewrite"] = dict(rewrite)
     return meta
+
+
+def tool_choice_for(messages: Sequence[Any], first: str, then: str) -> str:
+    """The tool choice of an agent's next model call: FIRST when the latest message is the
+    user's (a new question), THEN once tools have answered it."""
+    last = messages[-1] if messages else None
+    return first if getattr(last, "type", None) == HUMAN else then

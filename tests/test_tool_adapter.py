@@ -11,6 +11,7 @@ from activerag.graphs.agent import build_agent, method_tools
 from activerag.graphs.flare import build_flare_graph
 from activerag.graphs.replug import build_replug_graph
 from activerag.graphs.tools import as_tool
+from activerag.nodes.messages_logic import tool_choice_for
 from activerag.sentences import SentenceSplitter
 from activerag.serving.server import TOOL_CALL_ARGS, vllm_command
 from activerag.settings import Settings
@@ -111,3 +112,28 @@ def test_tool_call_flags_reach_vllm_only_when_asked():
     with_tools = vllm_command("/m", settings, 2048, False, None,  # type: ignore[arg-type]
                               TOOL_CALL_ARGS)
     assert with_tools == [*plain, "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+
+
+def test_the_served_model_must_call_a_tool_for_a_new_question_and_answers_after_the_tools():
+    asked, answered = [HumanMessage(ASKED)], [HumanMessage(ASKED), AIMessage(""),
+                                               ToolMessage("Kelmor.", tool_call_id="1")]
+    assert tool_choice_for(asked, "required", "none") == "required"
+    assert tool_choice_for(answered, "required", "none") == "none"
+    assert tool_choice_for(answered, "auto", "auto") == "auto"
+
+
+async def test_the_shipped_agent_binds_its_tools_as_the_tool_choice_says(monkeypatch):
+    class Chat(ScriptedChatModel):
+        def bind_tools(self, tools, **kwargs):
+            self.seen.append([AIMessage(f"bound {[t.name for t in tools]} {kwargs}")])
+            return self
+
+    chat = Chat(script=[call("flare", ASKED), "It is Kelmor."])
+    made = []
+    monkeypatch.setattr(agent_module, "chat_model", lambda ctx: made.append(ctx) or chat)
+    agent = build_agent(tools=[flare_tool(answering_lm())], context=FlareContext(k=1))
+    out = await agent.ainvoke({"messages": [HumanMessage(ASKED)]})
+    assert out["messages"][-1].content == "It is Kelmor."
+    assert len(made) == 1 and made[0].k == 1  # one chat model, made at the first call
+    binds = [m[0].content for m in chat.seen if m[0].content.startswith("bound")]
+    assert binds == ["bound ['flare'] {'tool_choice': 'required'}"]  # "none": nothing bound
