@@ -164,10 +164,13 @@ async def _record(saver: Any, thread: str, settings: dict[str, Any] | None) -> N
         await saver.conn.commit()
 
 
-async def _check_run(saver: Any, thread: str, method: str, context: Any, held: bool) -> None:
+async def _check_run(saver: Any, thread: str, method: str, context: Any, held: bool,
+                     local: Sequence[str] = ()) -> None:
     """Refuse a run of METHOD under CONTEXT on THREAD when the thread HELD state from a run with
-    another method or settings (resuming or answering it would mix the two); else record them."""
-    settings = settings_of(method, context)
+    another method or settings (resuming or answering it would mix the two); else record them.
+    Fields named in LOCAL (a shared evaluation's endpoint and store paths, which differ from one
+    machine to the next) are left out of both."""
+    settings = {k: v for k, v in settings_of(method, context).items() if k not in local}
     old = await _recorded(saver, thread)
     if held and old is None:
         log.warning("thread %s predates recorded settings; it is taken to be %s with these",
@@ -185,7 +188,7 @@ async def _check_run(saver: Any, thread: str, method: str, context: Any, held: b
 
 async def stream(graph: Any, given: dict[str, Any], context: Any, saver: Any, thread: str,
                  modes: Sequence[str] = ("custom", "values"),
-                 method: str = "") -> AsyncIterator[tuple[str, Any]]:
+                 method: str = "", local: Sequence[str] = ()) -> AsyncIterator[tuple[str, Any]]:
     """GRAPH's stream of MODES for GIVEN on THREAD, checkpointed by SAVER.
 
     A thread whose run of the same question did not finish goes on from its last checkpoint;
@@ -196,7 +199,7 @@ async def stream(graph: Any, given: dict[str, Any], context: Any, saver: Any, th
     config = _config(thread)
     state = await g.aget_state(config)
     values = state.values or {}
-    await _check_run(saver, thread, method, context, bool(values))
+    await _check_run(saver, thread, method, context, bool(values), local)
     start: dict[str, Any] | None = given
     if values and values.get("question") == given.get("question"):
         if not state.next:
@@ -218,10 +221,11 @@ async def stream(graph: Any, given: dict[str, Any], context: Any, saver: Any, th
 
 
 async def final(graph: Any, given: dict[str, Any], context: Any, saver: Any,
-                thread: str, method: str = "") -> dict[str, Any]:
+                thread: str, method: str = "", local: Sequence[str] = ()) -> dict[str, Any]:
     """The final state of GIVEN's run of METHOD on THREAD (resumed or new, see `stream`)."""
     out: dict[str, Any] = {}
-    async for mode, chunk in stream(graph, given, context, saver, thread, method=method):
+    async for mode, chunk in stream(graph, given, context, saver, thread, method=method,
+                                    local=local):
         if mode == "values":
             out = chunk
     return out

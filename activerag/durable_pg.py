@@ -77,3 +77,19 @@ async def pg_checkpoints(url: str) -> AsyncIterator[Any]:
         finally:
             await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
         yield saver
+
+
+@asynccontextmanager
+async def dev_checkpointer() -> AsyncIterator[Any]:
+    """The database's checkpointer for `langgraph dev` and the LangGraph server: name it in
+    langgraph.json as `"checkpointer": {"path": "activerag.durable_pg.dev_checkpointer"}`; the
+    URL is ACTIVERAG_DATABASE_URL, which must be set."""
+    from activerag.database import DatabaseError, check
+
+    url = check()
+    if url is None:
+        raise DatabaseError(f"langgraph.json names activerag's Postgres checkpointer, but "
+                            f"{VARIABLE} is not set; set it to postgresql://..., or remove "
+                            "the checkpointer entry")
+    async with pg_checkpoints(url) as saver:
+        yield saver

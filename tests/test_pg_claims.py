@@ -4,12 +4,13 @@ renewed one is not, a finished question is never handed out again, and the summa
 every question once."""
 
 import asyncio
+import contextlib
 from urllib.parse import urlsplit
 
 import pytest
 
 from activerag.errors import ActiveRagError, SettingError
-from activerag.evaluation.claims import lease_seconds, open_claims
+from activerag.evaluation.claims import lease_seconds, open_claims, renewing
 from activerag.evaluation.shared import shared_summary
 
 CONFIG = {"dataset": "t", "ids": ["q0", "q1", "q2"], "methods": ["flare", "single"],
@@ -47,6 +48,37 @@ async def test_two_claimers_never_get_the_same_question(url):
         assert set((await a.claim_counts()).values()) == {1}
 
 
+async def test_eight_workers_racing_for_many_questions_never_share_one(url):
+    items = [("flare", f"q{i}") for i in range(120)]
+    async with contextlib.AsyncExitStack() as stack:
+        workers = [await stack.enter_async_context(open_claims(url, "race", 60, f"w{n}"))
+                   for n in range(8)]
+        await workers[0].start({**CONFIG, "ids": [i for _, i in items], "methods": ["flare"]},
+                               items)
+        got: list[tuple[str, str]] = []
+
+        async def take(claims):
+            while (item := await claims.claim()) is not None:
+                got.append(item)
+
+        await asyncio.gather(*[take(w) for w in workers])
+        assert len(got) == len(set(got)) == len(items)
+        assert set((await workers[0].claim_counts()).values()) == {1}
+
+
+async def test_a_claimer_skips_the_row_another_is_claiming_instead_of_waiting(url):
+    import psycopg
+
+    async with open_claims(url, "skip", 60, "a") as a:
+        await a.start(CONFIG, ITEMS[:2])
+        async with await psycopg.AsyncConnection.connect(url) as other:  # mid-claim: row locked
+            await other.execute("SELECT 1 FROM activerag_eval_claims WHERE run = 'skip' AND "
+                                "id = 'q0' FOR UPDATE")
+            assert await asyncio.wait_for(a.claim(), timeout=10) == ITEMS[1]
+            await other.rollback()
+        assert await a.claim() == ITEMS[0]
+
+
 async def test_an_expired_lease_is_claimed_again_and_a_renewed_one_is_not(url):
     async with open_claims(url, "lease", 1.0, "a") as a, open_claims(url, "lease", 1.0, "b") as b:
         await a.start(CONFIG, ITEMS[:1])
@@ -61,6 +93,20 @@ async def test_an_expired_lease_is_claimed_again_and_a_renewed_one_is_not(url):
         assert await b.claim() == first
         assert (await b.claim_counts())[first] == 2
         assert await a.renew() == 0  # a holds nothing any more
+
+
+async def test_a_worker_whose_event_loop_is_busy_keeps_its_leases(url):
+    import time
+
+    async with open_claims(url, "busy", 1.0, "a") as a, open_claims(url, "busy", 1.0, "b") as b:
+        await a.start(CONFIG, ITEMS[:1])
+        assert await a.claim() == ITEMS[0]
+        with renewing(a) as errors:
+            time.sleep(2.5)  # a store loading: nothing else runs on this loop
+            assert await b.claim() is None
+        assert errors == []
+        await asyncio.sleep(1.1)  # renewal stopped, as in a killed worker
+        assert await b.claim() == ITEMS[0]
 
 
 async def test_a_finished_question_is_never_handed_out_again(url):

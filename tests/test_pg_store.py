@@ -2,6 +2,7 @@
 the allowlisting serializer), an evaluation shared by two workers, and the URL's errors."""
 
 import asyncio
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 import pytest
@@ -101,7 +102,8 @@ async def test_two_workers_share_one_evaluation_and_a_failed_ones_question_goes_
         await evaluate_shared(url, "shared", "t", {"flare": (graph(dying), CTX)}, examples,
                               concurrency=1, lease=600, progress=False, worker="dying")
     steady = ScriptedLM(script() * 4)
-    result = await evaluate_shared(url, "shared", "t", {"flare": (graph(steady), CTX)},
+    own = replace(CTX, base_url="http://127.0.0.1:9/v1", store_dir="/elsewhere")  # its machine's
+    result = await evaluate_shared(url, "shared", "t", {"flare": (graph(steady), own)},
                                    examples, concurrency=1, lease=600, progress=False,
                                    worker="steady")
     assert result["finished"] == result["expected"] == 4 and result["missing"] == 0

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 import uuid
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-from activerag.database import VARIABLE, DatabaseError, shown, unreachable
+from activerag.database import VARIABLE, DatabaseError, connect, shown, unreachable
 from activerag.errors import ActiveRagError, SettingError
 
 RUNS = "activerag_eval_runs"
@@ -119,10 +120,7 @@ class Claims:
 
     async def renew(self) -> int:
         """Extend the leases this worker still holds; how many it holds."""
-        rows = await self._all(
-            f"UPDATE {CLAIMS} SET lease_until = now() + make_interval(secs => %s) "
-            "WHERE run = %s AND worker = %s AND row IS NULL AND lease_until IS NOT NULL "
-            "RETURNING 1", (self.lease, self.run, self.worker))
+        rows = await self._all(RENEW, (self.lease, self.run, self.worker))
         return len(rows)
 
     async def finish(self, method: str, id_: str, row: dict[str, Any]) -> bool:
@@ -179,3 +177,33 @@ async def open_claims(url: str, run: str, lease: float,
         claims = Claims(conn, url, run, worker or worker_name(), lease)
         await claims.setup()
         yield claims
+
+
+RENEW = (f"UPDATE {CLAIMS} SET lease_until = now() + make_interval(secs => %s) "
+         "WHERE run = %s AND worker = %s AND row IS NULL AND lease_until IS NOT NULL "
+         "RETURNING 1")
+"""Extend a worker's live leases (lease seconds, run, worker)."""
+
+
+@contextmanager
+def renewing(claims: Claims) -> Iterator[list[BaseException]]:
+    """Renew CLAIMS's leases every third of a lease from a thread and connection of their own
+    for the block, so a worker whose event loop is busy (a store loading, a long question)
+    still holds its questions; yields the list where a failed renewal's error lands."""
+    stop, errors = threading.Event(), list[BaseException]()
+
+    def renew() -> None:
+        try:
+            with connect(claims._url) as db:
+                while not stop.wait(claims.lease / 3):
+                    db.execute(RENEW, (claims.lease, claims.run, claims.worker))
+        except Exception as exc:  # noqa: BLE001 -- handed to the worker, which raises it
+            errors.append(exc)
+
+    thread = threading.Thread(target=renew, name="lease-renewal", daemon=True)
+    thread.start()
+    try:
+        yield errors
+    finally:
+        stop.set()
+        thread.join(timeout=30)

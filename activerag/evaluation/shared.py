@@ -19,11 +19,15 @@ from tqdm import tqdm
 
 from activerag import durable
 from activerag.context import ServingContext
-from activerag.evaluation.claims import Claims, open_claims
+from activerag.evaluation.claims import Claims, open_claims, renewing
 from activerag.evaluation.datasets import Example
 from activerag.evaluation.evaluate import DISAMBIG_NOTE, row_of
 from activerag.evaluation.summaries import summarise_methods
 from activerag.serving.replicas import sticky
+
+LOCAL_FIELDS = ("base_url", "light_base_url", "store_dir")
+"""Context fields each worker sets for its own machine (its server, its copy of the store):
+left out of what the workers of one run must agree on."""
 
 
 def shared_summary(config: dict[str, Any], rows: list[dict[str, Any]],
@@ -46,7 +50,8 @@ async def evaluate_shared(url: str, run_name: str, dataset: str,
     finished by some worker; the summary of all of them."""
     methods = list(runs)
     config = {"dataset": dataset, "ids": [e.id for e in examples], "methods": methods,
-              "contexts": {m: asdict(ctx) for m, (_, ctx) in runs.items()}}
+              "contexts": {m: {k: v for k, v in asdict(ctx).items() if k not in LOCAL_FIELDS}
+                           for m, (_, ctx) in runs.items()}}
     by_id = {str(e.id): e for e in examples}
     context = next(iter(runs.values()))[1]
     start = time.perf_counter()
@@ -66,7 +71,7 @@ async def evaluate_shared(url: str, run_name: str, dataset: str,
             given = {"question": ex.question, **({"context": ex.context} if ex.context else {})}
             thread = f"{run_name}/{method}/{ex.id}"  # another worker resumes it after a kill
             with sticky(ex.id):
-                out = await durable.final(graph, given, ctx, saver, thread)
+                out = await durable.final(graph, given, ctx, saver, thread, local=LOCAL_FIELDS)
             if await claims.finish(method, str(ex.id), row_of(method, ex, out,
                                                                 time.perf_counter() - begun)):
                 answered += 1
@@ -75,6 +80,8 @@ async def evaluate_shared(url: str, run_name: str, dataset: str,
 
         async def work() -> None:
             while True:
+                if errors:  # the lease renewal failed: others may take our questions
+                    raise errors[0]
                 got = await claims.claim()
                 if got is not None:
                     await one(got[0], by_id[got[1]])
@@ -84,7 +91,8 @@ async def evaluate_shared(url: str, run_name: str, dataset: str,
                     await asyncio.sleep(min(2.0, claims.lease / 4))
 
         try:
-            await _with_renewal(claims, [work() for _ in range(concurrency)])
+            with renewing(claims) as errors:
+                await _run_all(claims, [work() for _ in range(concurrency)])
         finally:
             bar.close()
         extra = {"dataset": dataset, "n": len(examples), "context": asdict(context),
@@ -97,16 +105,9 @@ async def evaluate_shared(url: str, run_name: str, dataset: str,
         return result
 
 
-async def _with_renewal(claims: Claims, workers: list[Any]) -> None:
-    """Run WORKERS while renewing this worker's leases every third of a lease; on a failure
-    the rest are cancelled and the claims given up, so others take them at once."""
-
-    async def renew() -> None:
-        while True:
-            await asyncio.sleep(claims.lease / 3)
-            await claims.renew()
-
-    renewal = asyncio.create_task(renew())
+async def _run_all(claims: Claims, workers: list[Any]) -> None:
+    """Run WORKERS; on a failure the rest are cancelled and the claims given up, so others
+    take them at once."""
     try:
         async with asyncio.TaskGroup() as group:
             for w in workers:
@@ -114,5 +115,3 @@ async def _with_renewal(claims: Claims, workers: list[Any]) -> None:
     except BaseExceptionGroup as group_error:
         await claims.release()
         raise group_error.exceptions[0] from group_error
-    finally:
-        renewal.cancel()
