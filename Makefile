@@ -57,6 +57,7 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.node
 	'activerag.lsr.trainer.x*PassageIndex*' 'activerag.nodes.fb_rag_logic.*' 'activerag.nodes.ircot_logic.*' \
 	'activerag.nodes.seakr_logic.*' \
 	'activerag.nodes.adaptive_logic.*' \
+	'activerag.nodes.messages_logic.*' \
 	'activerag.serving.server.x_assemble_gguf__*' 'activerag.serving.server.x_is_our_server__*' \
 	'activerag.serving.catalogue.x_catalogue_model__*' 'activerag.serving.catalogue.x_check_fits__*' \
 	'activerag.serving.replicas.x_order__*' \
