@@ -58,6 +58,7 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.node
 	'activerag.nodes.seakr_logic.*' \
 	'activerag.nodes.adaptive_logic.*' \
 	'activerag.nodes.messages_logic.*' \
+	'activerag.page_logic.*' \
 	'activerag.serving.server.x_assemble_gguf__*' 'activerag.serving.server.x_is_our_server__*' \
 	'activerag.serving.catalogue.x_catalogue_model__*' 'activerag.serving.catalogue.x_check_fits__*' \
 	'activerag.serving.replicas.x_order__*' \

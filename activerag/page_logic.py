@@ -35,9 +35,9 @@ def sentence_groups(path: Sequence[str], sentences_at: Sequence[int],
         groups.append(Group(start, len(path)))
     first = groups[0] if groups else None
     if first and first.sentences:
-        head = next((i for i in range(first.start, first.end) if path[i] in loop_heads), 0)
-        if head > first.start:
-            groups[0:1] = [Group(first.start, head), Group(head, first.end, first.sentences)]
+        head = next((i for i in range(first.end) if path[i] in loop_heads), 0)
+        if head:
+            groups[0:1] = [Group(0, head), Group(head, first.end, first.sentences)]
     return groups
 
 
