@@ -150,3 +150,16 @@ def test_eval_with_an_unreachable_database_stops_before_any_lm_call(monkeypatch,
     assert code == 2 and len(err) == 1
     assert err[0].startswith("activerag: error: ACTIVERAG_DATABASE_URL=")
     assert "did not answer" in err[0]
+
+
+def test_ask_on_a_thread_with_an_unreachable_database_stops_before_any_server_is_asked(
+        monkeypatch, capsys, tmp_path):
+    from activerag.cli import main
+
+    monkeypatch.setenv("ACTIVERAG_DATABASE_URL", "postgresql://u@127.0.0.1:1/db")
+    monkeypatch.setenv("ACTIVERAG_HOME", str(tmp_path))
+    code = main(["ask", "Who founded Gepu?", "--thread", "t",
+                 "--base-url", "http://127.0.0.1:9/v1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith("activerag: error: ACTIVERAG_DATABASE_URL=")

@@ -74,6 +74,10 @@ async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]
         given["context"] = context_text(Path(args.context_file))
     if getattr(args, "html", None):
         check_page_target(Path(args.html))
+    if getattr(args, "thread", None) or getattr(args, "cache", False):
+        from activerag.database import check as check_database
+
+        check_database()  # the thread or cache's database, refused before any server is asked
     graph, ctx = method_runs(args, settings, [args.method])[args.method]
     warn_ignored(args, [args.method])
     endpoints = needed(args.method, ctx, "context" in given)
