@@ -205,8 +205,9 @@ def _sentence(step: Mapping[str, Any], theta: float | None, gated: bool,
             note = (' <span class="note">(matched nothing: the question was searched)</span>'
                     if step.get("fallback") else "")
             if masks is not None:
-                note += (f' <span class="note">(the draft without its {sum(masks)} masked '
-                         "tokens)</span>")
+                n = sum(masks)
+                note += (f' <span class="note">(the draft without its {n} masked '
+                         f'token{"" if n == 1 else "s"})</span>')
             queries = " ".join(f"<code>{escape(q)}</code>" for q in step["queries"])
             rows += f'<div class="row"><span class="label">queries</span>{queries}{note}</div>'
         rows += _documents(step.get("doc_ids", []), step.get("doc_titles", []), known,
@@ -273,7 +274,7 @@ def _group_label(group: Group, after: bool, complete: bool) -> str:
     if group.sentences:
         return f"sentences {group.sentences[0] + 1}–{group.sentences[-1] + 1}"
     if not after:
-        return "before the first sentence"
+        return "before sentence 1"
     return "after the last sentence" if complete else "unfinished"
 
 

@@ -42,8 +42,8 @@ CSS = """
 .activerag-run .time,.activerag-run .path small{font-weight:normal;color:#6b7280;font-size:11px}
 .activerag-run .servers{color:#4b5563;margin:0 0 4px}
 .activerag-run .group{display:flex;gap:8px;align-items:baseline;border-top:1px solid #f3f4f6}
-.activerag-run .glabel{flex:0 0 150px;font-size:12px;color:#374151}
-.activerag-run .group .path{margin:3px 0}
+.activerag-run .glabel{flex:0 0 132px;font-size:12px;color:#374151}
+.activerag-run .group .path{margin:3px 0}.activerag-run .visits{margin-top:10px}
 .activerag-run .path{display:flex;flex-wrap:wrap;gap:4px;padding:0;list-style:none}
 .activerag-run .path li{background:#fde68a;border:1px solid #b45309;border-radius:4px;
  padding:0 6px;font-family:monospace;font-size:12px}

@@ -108,13 +108,13 @@ def test_the_path_is_grouped_by_sentence():
     groups = having(found, "div", "group")
     assert [g.attrs["data-sentences"] for g in groups] == ["0", "1", "1", "1"]
     assert [e.text for e in having(found, "div", "glabel")] == [
-        "before the first sentence · 0.51 s", "sentence 1 · 3.23 s", "sentence 2 · 1.52 s",
+        "before sentence 1 · 0.51 s", "sentence 1 · 3.23 s", "sentence 2 · 1.52 s",
         "sentence 3 · 3.88 s"]
     assert [e.attrs["data-node"] for e in found if e.tag == "li"] == PATH
     # three sentences, three sentence groups, whatever their length; an unfinished run's tail
     cut = record(path=PATH[:13], complete=False, sentences_at=record().sentences_at[:13])
     labels = [e.text.split(" ·")[0] for e in having(page(cut), "div", "glabel")]
-    assert labels == ["before the first sentence", "sentence 1", "sentence 2", "unfinished"]
+    assert labels == ["before sentence 1", "sentence 1", "sentence 2", "unfinished"]
     assert len(having(page(record(), LOOP), "div", "group")) == 3  # no loop back to draft
 
 
