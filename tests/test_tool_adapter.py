@@ -2,8 +2,14 @@
 LMs and a scripted chat model: what the tool says it does, what it answers, an empty query, and
 the agent's routing."""
 
+import os
+import signal
+from pathlib import Path
+
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from test_server_start import free_port, stand_ins
+from test_server_start import stand_in_vllm as vllm_stand_in  # noqa: F401 (the fixture)
 
 from activerag.context import FlareContext, ReplugContext
 from activerag.graphs import agent as agent_module
@@ -13,6 +19,7 @@ from activerag.graphs.replug import build_replug_graph
 from activerag.graphs.tools import as_tool
 from activerag.nodes.messages_logic import tool_choice_for
 from activerag.sentences import SentenceSplitter
+from activerag.serving import server
 from activerag.serving.server import TOOL_CALL_ARGS, vllm_command
 from activerag.settings import Settings
 from activerag.testing import ScriptedLM, ScriptedTokenLM, ends, memory_retriever, says
@@ -105,13 +112,33 @@ def test_the_shipped_agent_calls_flare_and_replug_and_asks_no_server_when_built(
     assert {"agent", "tools"} <= set(agent_module.graph.get_graph().nodes)
 
 
-def test_tool_call_flags_reach_vllm_only_when_asked():
-    settings = Settings.from_env().model_copy(update={"port": 1234})
-    plain = vllm_command("/m", settings, 2048, False, None)  # type: ignore[arg-type]
-    assert "--enable-auto-tool-choice" not in plain
-    with_tools = vllm_command("/m", settings, 2048, False, None,  # type: ignore[arg-type]
-                              TOOL_CALL_ARGS)
-    assert with_tools == [*plain, "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+def test_tool_call_flags_reach_vllms_command_line_only_when_asked(tmp_path, vllm_stand_in,  # noqa: F811
+                                                                  allow_port):
+    settings = Settings(home=tmp_path / "home", port=free_port(), host="127.0.0.1")
+    assert "--enable-auto-tool-choice" not in vllm_command(
+        vllm_stand_in, settings, 512, False, None)
+    allow_port(settings.port)
+    try:
+        server.start_server(settings, vllm_stand_in, 512, timeout=30, extra_args=TOOL_CALL_ARGS)
+        pid = int((tmp_path / "home" / f"vllm-{settings.port}.pid").read_text().split()[0])
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+        assert argv[-4:] == ["--enable-auto-tool-choice", "--tool-call-parser", "hermes", ""]
+    finally:
+        server.stop_server(settings)
+        for started in stand_ins(settings.port):
+            os.killpg(started, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(("flag", "passed"), [([], ()), (["--tool-calls"], TOOL_CALL_ARGS)])
+def test_serve_passes_the_tool_call_flags_only_when_asked(monkeypatch, capsys, flag, passed):
+    from activerag import cli
+    from activerag.serving import server
+
+    seen = []
+    monkeypatch.setattr(server, "start_server",
+                        lambda *a, **kw: seen.append(kw["extra_args"]) or "http://x/v1")
+    assert cli.main(["serve", "--port", "1", *flag]) == 0
+    assert seen == [passed]
 
 
 def test_the_served_model_must_call_a_tool_for_a_new_question_and_answers_after_the_tools():

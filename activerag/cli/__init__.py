@@ -58,6 +58,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--max-model-len", type=int,
                    help=f"context length (default: the catalogue model's; {DEFAULT_MAX_MODEL_LEN} "
                         "for --model-dir/--gguf)")
+    s.add_argument("--tool-calls", action="store_true",
+                   help="let chat requests call tools (vLLM's --enable-auto-tool-choice "
+                        "--tool-call-parser hermes), as the example agent needs; a server "
+                        "already running is reused as it was started")
     s.add_argument("--stop", action="store_true",
                    help="stop the servers activerag started (with --model or --port: that one)")
     s.set_defaults(func=serve)

@@ -62,7 +62,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         if not (model_dir / "config.json").exists():
             server.convert_gguf(gguf, model_dir)
     url = server.start_server(settings, model_dir, args.max_model_len, args.served_name,
-                              model=model)
+                              model=model, extra_args=server.TOOL_CALL_ARGS
+                              if getattr(args, "tool_calls", False) else ())
     print(url)
     return 0
 

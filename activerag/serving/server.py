@@ -209,9 +209,8 @@ def warm_up(base_url: str, model: str) -> None:
 
 
 def vllm_command(model_dir: Path, settings: Settings, max_model_len: int, gpu: bool,
-                 served_name: str | None, extra_args: Sequence[str] = ()) -> list[str]:
-    """The command line that starts vLLM's OpenAI-compatible server, EXTRA_ARGS last (for
-    example TOOL_CALL_ARGS)."""
+                 served_name: str | None) -> list[str]:
+    """The command line that starts vLLM's OpenAI-compatible server."""
     cmd = [
         sys.executable, "-m", ENTRYPOINT,
         "--model", str(model_dir),
@@ -224,7 +223,7 @@ def vllm_command(model_dir: Path, settings: Settings, max_model_len: int, gpu: b
     if not gpu:
         # float32 keeps logprobs within 1e-5 of the reference; eager mode starts 2x faster.
         cmd += ["--dtype", "float32", "--enforce-eager"]
-    return cmd + list(extra_args)
+    return cmd
 
 
 TOOL_CALL_ARGS = ("--enable-auto-tool-choice", "--tool-call-parser", "hermes")
@@ -305,7 +304,7 @@ def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None
     if not gpu:
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     env.update(api_key_env(settings.host))
-    cmd = vllm_command(model_dir, settings, max_model_len, gpu, served_name, extra_args)
+    cmd = vllm_command(model_dir, settings, max_model_len, gpu, served_name) + list(extra_args)
     _log(f"starting vLLM ({'GPU' if gpu else 'CPU'}): log in {log}")
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
