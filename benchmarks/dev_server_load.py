@@ -18,12 +18,19 @@ every query-formulation and retrieval node of the run is replayed here on the st
 checkpoint recorded, with the same code and store, and must give exactly the queries and
 documents the server recorded. Runs that failed count as errors; the checks count apart.
 Writes a Markdown report; nothing is asserted.
+
+With --postgres the server keeps its threads in PostgreSQL instead of its own in-memory store:
+langgraph.json's `checkpointer` names activerag.durable_pg.dev_checkpointer, and the database
+is ACTIVERAG_DATABASE_URL, else a throwaway cluster this script starts and stops
+(activerag.testing.postgres); the default report is then results/dev-server-load-postgres.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import os
 import platform
 import statistics
@@ -50,6 +57,8 @@ from activerag.stores.corpus import Corpus
 from activerag.testing.dev_server import dev_server
 
 ROOT = Path(__file__).resolve().parents[1]
+KEPT = {False: "the server's in-memory runtime",
+        True: "PostgreSQL (activerag.durable_pg.dev_checkpointer)"}
 
 
 @dataclass
@@ -163,7 +172,8 @@ def report(args: argparse.Namespace, runs: list[Run], warm: Run, wall: float,
         f"{len(runs)} FLARE runs sent at once through `langgraph dev` with langgraph_sdk, each "
         f"on its own thread, distinct demo questions; the server executes up to {args.jobs} "
         f"runs at once. LM: {model} on vLLM (CPU) at {args.base_url}; BM25 over the demo "
-        f"corpus; FLARE's default settings (θ 0.8, β 0.4, k 2, 256 answer tokens). A warm-up "
+        f"corpus; FLARE's default settings (θ 0.8, β 0.4, k 2, 256 answer tokens). Threads "
+        f"kept in {KEPT[args.postgres]}. A warm-up "
         f"run of another question went first, alone: {warm.seconds:.1f} s"
         f"{' (failed: ' + warm.error + ')' if warm.error else ''}.",
         "",
@@ -212,8 +222,14 @@ def main() -> None:
     parser.add_argument("--base-url", default=Settings.from_env().url)
     parser.add_argument("--store", type=Path, default=None,
                         help="a corpus folder (default: the demo corpus, BM25 only, made now)")
-    parser.add_argument("--out", type=Path, default=ROOT / "results" / "dev-server-load.md")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="the report (default: results/dev-server-load.md, or "
+                             "dev-server-load-postgres.md with --postgres)")
+    parser.add_argument("--postgres", action="store_true",
+                        help="keep the server's threads in PostgreSQL (see above)")
     args = parser.parse_args()
+    args.out = args.out or ROOT / "results" / (
+        "dev-server-load-postgres.md" if args.postgres else "dev-server-load.md")
     questions = load_demo_questions()
     if not 1 <= args.runs < len(questions):
         parser.error(f"--runs must lie in 1..{len(questions) - 1} (distinct demo questions "
@@ -227,11 +243,33 @@ def main() -> None:
             Corpus(store).ingest(DEMO_CORPUS, dense=False, progress=False)
         context = {"base_url": args.base_url, "store_dir": str(store.resolve())}
         env = {"ACTIVERAG_BASE_URL": args.base_url, "ACTIVERAG_STORE_DIR": context["store_dir"]}
-        with dev_server(ROOT, Path(tmp) / "dev.log", env, jobs=args.jobs) as url:
+        with contextlib.ExitStack() as stack:
+            root = ROOT
+            if args.postgres:
+                root = Path(tmp) / "root"
+                root.mkdir()
+                env["ACTIVERAG_DATABASE_URL"] = stack.enter_context(_database())
+                config = json.loads((ROOT / "langgraph.json").read_text())
+                config["checkpointer"] = {"path": "activerag.durable_pg.dev_checkpointer"}
+                (root / "langgraph.json").write_text(json.dumps(config))
+            url = stack.enter_context(dev_server(root, Path(tmp) / "dev.log", env,
+                                                 jobs=args.jobs))
             before = os.getloadavg()[0]
             runs, warm, wall = asyncio.run(load(url, args, context))
             after = os.getloadavg()[0]
     publish(report(args, runs, warm, wall, model, (before, after)), args.out)
+
+
+@contextlib.contextmanager
+def _database() -> Any:
+    """ACTIVERAG_DATABASE_URL, else a throwaway PostgreSQL cluster's URL for the block."""
+    if url := os.environ.get("ACTIVERAG_DATABASE_URL"):
+        yield url
+        return
+    from activerag.testing.postgres import throwaway_postgres
+
+    with throwaway_postgres() as url:
+        yield url
 
 
 if __name__ == "__main__":
