@@ -303,3 +303,16 @@ async def test_the_vllm_client_streams_the_kept_text_not_the_look_ahead():
             assert "".join(pieces) == whole.text == "Alpha was born."
     finally:
         text_sink.reset(token)
+
+
+async def test_an_estimator_trigger_shows_its_estimate_and_threshold():
+    import math
+
+    lm = ScriptedLM([ends("Alpha Beta was born in Kelmor.", prob=0.9)])
+    gate = dict(await updates(flare(lm), trigger="perplexity"))["confidence_gate"]["decision"]
+    assert gate["trigger"] == "perplexity" and gate["threshold"] == 0.217
+    assert gate["value"] == pytest.approx(-math.log(0.9)) and gate["fire"] is False
+    lm = ScriptedLM([ends("Alpha Beta was born in Kelmor.", prob=0.9)])
+    gate = dict(await updates(flare(lm), trigger="every_n", trigger_n=50))[
+        "confidence_gate"]["decision"]
+    assert (gate["value"], gate["threshold"], gate["fire"]) == (6, 50, False)
