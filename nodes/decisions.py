@@ -15,11 +15,11 @@ from activerag.state import Decision
 
 
 def retrieved(state: object, queries: Sequence[str], docs: Sequence[Document],
-              fallback: bool = False) -> Update:
+              fallback: bool = False, node: str = "") -> Update:
     """The sources and the decision of a retrieval: the run's sources with DOCS added, and what
-    the node searched for and what it found."""
+    the node (NODE, else the running one) searched for and what it found."""
     old = state.get("sources", []) if isinstance(state, dict) else []
-    decision: Decision = {"node": node_name() or "retrieve", "queries": list(queries),
+    decision: Decision = {"node": node or node_name() or "retrieve", "queries": list(queries),
                           "fallback": fallback, "documents": [source_of(d) for d in docs]}
     return {"sources": add_sources(old, docs), "decision": decision}
 

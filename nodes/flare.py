@@ -121,7 +121,7 @@ def make_retrieve_input(parts: Parts) -> FlareNode:
         return {"step": {"queries": [state["question"]], "documents": docs},
                 "input_documents": docs, "documents": docs, "retrievals": 1,
                 "retrieval_steps": 1, "retrieved_titles": _titles(docs),
-                **retrieved(state, [state["question"]], docs)}
+                **retrieved(state, [state["question"]], docs, node="retrieve_input")}
 
     return retrieve_input
 
