@@ -318,3 +318,25 @@ def recall_table() -> None:
 
 
 recall_table()
+
+
+def gates_table() -> None:
+    """Issue #21: the uncertainty gates beside flare, none and single (the main run's rows) on
+    the same questions; gate_lexsim on the questions it has reached."""
+    if not (RUNS / "2wiki-gates-n100" / "examples.jsonl").exists():
+        print("skipped 2wiki-gates-n100: no rows in runs/")
+        return
+    gates = Run(RUNS / "2wiki-gates-n100").rows()
+    main = Run(RUNS / "2wiki-main-n200").rows()
+    parts = []
+    for gate_names in (["gate_entropy_mean", "gate_entropy_max", "gate_perplexity"],
+                       ["gate_lexsim"]):
+        ids = {r["id"] for r in gates if r["method"] == gate_names[0]}
+        rows = [r for r in main + gates if r["id"] in ids]
+        parts.append(f"{len(ids)} questions\n\n" + markdown_table(
+            summarise_methods(rows, ["flare", "none", "single", *gate_names])))
+    (OUT / "2wiki-gates-n100.tables.md").write_text("\n\n".join(parts))
+    print((OUT / "2wiki-gates-n100.tables.md").read_text())
+
+
+gates_table()

@@ -95,3 +95,11 @@ python benchmarks/retrieval.py
 for l in 0.05 0.5; do python benchmarks/overhead.py --questions 10 --latency "$l"; done
 # Copy the summaries (no per-example outputs: they hold the datasets' questions) into results/.
 python results/collect.py
+# Issue #21: the uncertainty gates (thresholds fixed beforehand by benchmarks/gate_thresholds.py
+# on 40 questions of 2wiki500 that are not in this file), then ETC, DRAGIN-lite, IRCoT and
+# FLARE + SeaKR-lite, on the first 100 of the main table's questions; the rows of flare,
+# single and none are the main run's (results/2wiki-gates-n100.md, by collect.py).
+activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --run runs/2wiki-gates-n100 \
+  --methods gate_entropy_mean,gate_entropy_max,gate_perplexity,gate_lexsim
+activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --run runs/2wiki-after-flare-n100 \
+  --methods flare_etc,dragin_lite,ircot,flare_seakr
