@@ -16,6 +16,7 @@ counts are read back from what the faults left: run folders, checkpoint files, t
   e. one of two replicas (comma-separated base_url) killed -9 mid-evaluation.
   f. `serve --stop` given pid files that name live processes that are not its server.
   g. the addresses the servers listen on.
+  h. one of two `eval` workers sharing a run through PostgreSQL killed -9 (fault_shared_eval.py).
 """
 
 from __future__ import annotations
@@ -390,6 +391,9 @@ def faults(work: Path, n: int) -> list[Row]:
             return row
 
         attempt("d", rows, restart)
+        from fault_shared_eval import fault_shared_eval  # it imports this module's parts
+
+        attempt("h", rows, lambda: fault_shared_eval(url, second, store, n))  # before e kills
         attempt("e", rows, lambda: fault_replica(url, second, store, work, n))
     rows.append(loopback_row(addresses))
     return rows
