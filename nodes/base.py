@@ -29,6 +29,11 @@ INVISIBLE = frozenset({"Cf", "Zs", "Cc"})
 BOM, direction marks), space separators, control characters."""
 
 
+def visible(text: str) -> bool:
+    """Whether TEXT shows any character: one that is neither whitespace nor INVISIBLE."""
+    return any(not c.isspace() and unicodedata.category(c) not in INVISIBLE for c in text)
+
+
 def checked_question(raw: str | None) -> str:
     """RAW without surrounding whitespace; EmptyQuestion when none of its characters is
     visible (all whitespace, zero-width, format or control characters), or with a pointer to
@@ -40,7 +45,7 @@ def checked_question(raw: str | None) -> str:
             "with activerag.graphs.messages.for_messages(METHOD), which asks the latest human "
             "message, or pass {'question': ...}")
     question = raw.strip()
-    if not any(not c.isspace() and unicodedata.category(c) not in INVISIBLE for c in question):
+    if not visible(question):
         raise EmptyQuestion("the question is empty (it holds no visible character); pass a "
                             "non-empty 'question'")
     return question

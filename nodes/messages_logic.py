@@ -7,12 +7,11 @@ No LM and no graph here: the messages adapter (nodes/messages.py) and the tool a
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from activerag.errors import EmptyQuestion
-from activerag.nodes.base import INVISIBLE, checked_question
+from activerag.nodes.base import checked_question, visible
 from activerag.state import COUNTERS
 
 HUMAN, AI = "human", "ai"
@@ -63,13 +62,9 @@ def earlier_turns(messages: Sequence[Any]) -> list[tuple[str, str]]:
     for message in messages[:_latest_human(messages)]:
         kind = getattr(message, "type", None)
         text = message_text(message).strip()
-        if kind in (HUMAN, AI) and _visible(text):
+        if kind in (HUMAN, AI) and visible(text):
             turns.append((kind, text))
     return turns
-
-
-def _visible(text: str) -> bool:
-    return any(not c.isspace() and unicodedata.category(c) not in INVISIBLE for c in text)
 
 
 _LEADS = ("standalone question:", "rewritten question:", "question:")
@@ -86,7 +81,7 @@ def standalone_from(reply: str, question: str) -> str:
                 text = text[len(lead):].strip()
                 break
         text = text.strip("\"'`“”").strip()
-        if _visible(text):
+        if visible(text):
             return text
     return question
 
