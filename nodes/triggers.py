@@ -125,13 +125,24 @@ def min_prob(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
     return should_retrieve([p for _, p, _ in tokens], ctx.theta)
 
 
+def _surprisal(tokens: Tokens) -> float | None:
+    """The draft's mean surprisal, -ln of its geometric-mean token probability (None: empty)."""
+    if not tokens:
+        return None
+    return sum(-math.log(max(p, 1e-12)) for _, p, _ in tokens) / len(tokens)
+
+
+def _entropies(tops: list[Any]) -> list[float]:
+    """Each token's entropy over its top alternatives, over its largest possible value."""
+    return [entropy(top) / math.log(len(top) + 1) for top in tops if top]
+
+
 @register("mean_surprisal")
 def mean_surprisal(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
     """Fire when the mean surprisal exceeds -ln θ (the geometric-mean p is below θ)."""
-    probs = [p for _, p, _ in tokens]
-    if not probs or ctx.theta <= 0.0:
+    surprisal = _surprisal(tokens)
+    if surprisal is None or ctx.theta <= 0.0:
         return False
-    surprisal = sum(-math.log(max(p, 1e-12)) for p in probs) / len(probs)
     return ctx.theta >= 1.0 or surprisal > -math.log(ctx.theta)
 
 
@@ -143,7 +154,7 @@ def token_entropy(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
     if tokens and not tops:
         raise NoLogprobs("the entropy trigger needs each token's top-20 logprobs and the draft "
                          "came without them; it needs the vLLM client, which asks for them")
-    return any(entropy(top) / math.log(len(top) + 1) > 1.0 - ctx.theta for top in tops if top)
+    return any(value > 1.0 - ctx.theta for value in _entropies(tops))
 
 
 @register("never")
@@ -171,16 +182,15 @@ def _lowest(tokens: Tokens, state: FlareState, ctx: FlareContext) -> dict[str, A
 
 @measures(mean_surprisal)
 def _geometric_mean(tokens: Tokens, state: FlareState, ctx: FlareContext) -> dict[str, Any]:
-    probs = [max(p, 1e-12) for _, p, _ in tokens]
-    value = math.exp(sum(math.log(p) for p in probs) / len(probs)) if probs else None
+    surprisal = _surprisal(tokens)
+    value = None if surprisal is None else math.exp(-surprisal)
     return {"measure": "geometric-mean token probability (fires below the threshold)",
             "value": value, "threshold": ctx.theta}
 
 
 @measures(token_entropy)
 def _highest_entropy(tokens: Tokens, state: FlareState, ctx: FlareContext) -> dict[str, Any]:
-    tops = state.get("step", {}).get("tops") or []
-    values = [entropy(top) / math.log(len(top) + 1) for top in tops if top]
+    values = _entropies(state.get("step", {}).get("tops") or [])
     return {"measure": "highest normalised token entropy (fires above the threshold)",
             "value": max(values, default=None), "threshold": 1.0 - ctx.theta}
 
