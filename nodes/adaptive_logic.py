@@ -27,6 +27,13 @@ def silver_label(correct: Mapping[Label, bool], fallback: Label) -> Label:
     return fallback
 
 
+def deciding_labels(fallback: Label) -> tuple[Label, ...]:
+    """The labels whose strategies' answers can change a silver label: all three, except the
+    last when it is FALLBACK itself (right or wrong, its answer then gives the same label, so
+    a multi-hop dataset's labels need no multi-step run)."""
+    return LABELS[:-1] if fallback == LABELS[-1] else LABELS
+
+
 def label_counts(labels: Sequence[str]) -> dict[str, int]:
     """How many of LABELS are A, B and C (each of the three listed, 0 included)."""
     return {label: sum(1 for x in labels if x == label) for label in LABELS}

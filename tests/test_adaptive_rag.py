@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from activerag.context import AdaptiveContext, FlareContext
 from activerag.errors import ActiveRagError, ModelFileMissing, ModelMismatch, SettingError
 from activerag.evaluation.datasets import Example
+from activerag.evaluation.evaluate import Run
 from activerag.evaluation.router_train import fit_router, silver_labels, train_router
 from activerag.graphs.adaptive_rag import (
     build_adaptive_rag_graph,
@@ -24,6 +25,7 @@ from activerag.graphs.single import build_single_graph
 from activerag.nodes.adaptive import context_for
 from activerag.nodes.adaptive_logic import (
     HOPS_LABEL,
+    deciding_labels,
     fit_logistic,
     label_counts,
     parse_complexity,
@@ -52,6 +54,12 @@ def test_a_question_no_strategy_answers_gets_the_datasets_bias():
     assert silver_label({"A": False, "B": False, "C": False}, HOPS_LABEL["multi-hop"]) == "C"
     assert silver_label({"A": False, "B": False, "C": False}, HOPS_LABEL["single-hop"]) == "B"
     assert silver_label({}, "B") == "B"  # a strategy without a result did not answer
+
+
+def test_only_the_labels_that_can_change_a_silver_label_are_run():
+    assert deciding_labels("C") == ("A", "B")  # multi-hop: a question neither answers is C
+    assert deciding_labels("B") == ("A", "B", "C")  # single-hop: C right and B wrong gives C
+    assert deciding_labels("A") == ("A", "B", "C")
 
 
 def test_labels_come_from_exact_match_rows_and_a_missing_row_is_refused():
@@ -383,7 +391,10 @@ async def test_training_labels_scripted_runs_and_writes_a_loadable_router(tmp_pa
     assert meta["train_ids"] == ["q1", "q2", "q3"] and meta["dataset"] == "2wiki"
     assert meta["embedding_model"] == "toy-encoder" and meta["dimension"] == 3
     assert meta["command"].startswith("activerag train-router") and meta["fallback"] == "C"
-    assert meta["strategies"] == strategies_
+    assert meta["strategies"] == strategies_ and meta["not_run"] == ["flare"]
+    # C is 2Wiki's fallback: its answers cannot change a label, so flare was never asked
+    assert lms["flare"].prompts == [] and lms["none"].prompts and lms["single"].prompts
+    assert {r["method"] for r in Run(out / "silver").rows()} == {"none", "single"}
     router = load_router(out, ToyEmbedder())
     assert [max(p, key=p.get) for p in router.probabilities(ToyEmbedder()(
         [e.question for e in EXAMPLES]))] == ["A", "B", "C"]

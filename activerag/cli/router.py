@@ -30,14 +30,15 @@ def add_train_router(sub: Any) -> None:
     """The `train-router` subcommand, with the run flags of FLARE's family (the strategies'
     settings)."""
     t = sub.add_parser(
-        "train-router", help="Adaptive-RAG: label 2Wiki training questions with the three "
-                             "strategies' runs and train the query-complexity router",
-        description="Runs no retrieval (A), single-step retrieval (B) and --multi (C) on --n 2Wiki "
-                    "training questions (2Wiki-1000 after its held-out first 500, deduplicated, "
-                    "never an evaluation or demo question), labels each with the simplest "
-                    "strategy whose answer matches the gold exactly (C, 2Wiki being multi-hop, "
-                    "when none does), fits a logistic regression on the questions' MiniLM "
-                    "embeddings and writes it to --out. Running again resumes the labelling run.")
+        "train-router", help="Adaptive-RAG: label 2Wiki training questions by the strategies' "
+                             "runs and train the query-complexity router",
+        description="Labels --n 2Wiki training questions (2Wiki-1000 after its held-out "
+                    "first 500, deduplicated, never an evaluation or demo question) by the "
+                    "answers of no retrieval (A) and single-step retrieval (B): the simpler one "
+                    "whose answer matches the gold exactly, else C (2Wiki being multi-hop, a "
+                    "question neither answers is C whatever --multi answers, so --multi is not "
+                    "run), fits a logistic regression on the questions' MiniLM embeddings and "
+                    "writes it to --out. Running again resumes the labelling run.")
     t.add_argument("--out", required=True, help="the router folder to write")
     t.add_argument("--n", type=int, default=DEFAULT_N,
                    help=f"training questions (default: {DEFAULT_N}, the paper's per dataset)")
@@ -112,15 +113,17 @@ def train_router(args: argparse.Namespace, settings: Settings) -> int:
                           f"the first {args.n}"),
             "lm": {"base_url": ctx.base_url, "model": ctx.model,
                    "prompt_set": ctx.prompt_set}}
-    print(f"labelling {len(examples)} 2Wiki training questions with none (A), single (B) and "
-          f"{args.multi} (C); LM at {ctx.base_url}", file=sys.stderr)
+    print(f"labelling {len(examples)} 2Wiki training questions with none (A) and single (B); "
+          f"a question neither answers is C, whatever {args.multi} would answer, so "
+          f"{args.multi} is not run; LM at {ctx.base_url}", file=sys.stderr)
     trained = asyncio.run(train(out, examples, runs, strategies, minilm(), dataset="2wiki",
                                 fallback=HOPS_LABEL["multi-hop"],
                                 run_dir=Path(args.run) if args.run else None,
                                 concurrency=args.concurrency, l2=args.l2, steps=args.steps,
                                 meta=meta))
     counts = ", ".join(f"{k} {v}" for k, v in trained.counts.items())
-    print(f"labels: {counts} (of {len(trained.labels)}; C also where no strategy was right)")
+    print(f"labels: {counts} (of {len(trained.labels)}; C wherever neither none nor single "
+          "was right)")
     print(f"training accuracy: {trained.accuracy:.3f}")
     print(f"router: {out}")
     return 0

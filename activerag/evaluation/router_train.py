@@ -21,6 +21,7 @@ from activerag.evaluation.evaluate import Run, evaluate
 from activerag.nodes.adaptive_logic import (
     LABELS,
     Label,
+    deciding_labels,
     fit_logistic,
     label_counts,
     probabilities,
@@ -80,17 +81,21 @@ async def train_router(out: Path, examples: list[Example], runs: dict[str, tuple
                        meta: Mapping[str, Any] | None = None, progress: bool = True) -> Trained:
     """Run STRATEGIES' methods (RUNS: name -> graph and context) on EXAMPLES into RUN_DIR
     (default OUT/silver; a second call resumes it), label each question, fit and save the
-    router in OUT."""
+    router in OUT. A strategy whose answers cannot change a label (the multi-step one when it
+    is the FALLBACK, see deciding_labels) is not run."""
     if set(strategies.values()) != set(runs) or len(runs) != len(LABELS):
         raise ActiveRagError(f"the three strategies {dict(strategies)} must be three different "
                              f"methods, and those run; got {list(runs)}")
     if not examples:
         raise ActiveRagError("no training questions to label; ask for at least one (--n)")
+    deciding = {label: strategies[label] for label in deciding_labels(fallback)}
     run = Run(run_dir or out / "silver")
-    await evaluate(run, dataset, runs, examples, concurrency, progress=progress)
-    labels = silver_labels(run.rows(), strategies, [e.id for e in examples], fallback)
+    await evaluate(run, dataset, {m: runs[m] for m in deciding.values()}, examples, concurrency,
+                   progress=progress)
+    labels = silver_labels(run.rows(), deciding, [e.id for e in examples], fallback)
     record = {**(meta or {}), "dataset": dataset, "strategies": dict(strategies),
-              "fallback": fallback, "run_folder": str(run.path)}
+              "fallback": fallback, "run_folder": str(run.path),
+              "not_run": sorted(set(strategies.values()) - set(deciding.values()))}
     trained = fit_router(examples, labels, embedder, l2, steps, record)
     trained.router.save(out)
     return trained
