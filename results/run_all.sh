@@ -103,3 +103,12 @@ activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --run runs/2wiki-g
   --methods gate_entropy_mean,gate_entropy_max,gate_perplexity,gate_lexsim
 activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --run runs/2wiki-after-flare-n100 \
   --methods flare_etc,dragin_lite,ircot,flare_seakr
+# Adaptive-RAG (issue #21): the router trained on 100 2Wiki training questions (none and single
+# run; C, the fallback, needs no run), then both classifiers on the same 100 questions; the
+# routed strategies' requests are the cache's (none, single from the main run, ircot above).
+activerag train-router --out routers/2wiki-n100 --n 100 --concurrency 2 --cache \
+  --prompts paper --store "$STORE" --max-answer-tokens 128
+activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --run runs/2wiki-adaptive-n100 \
+  --methods adaptive_rag,adaptive_rag_prompt --router routers/2wiki-n100
+# Every method side by side, the claims' verdicts and the Pareto plot (results/2wiki-after-flare-n100.*)
+python results/after_flare.py

@@ -1,0 +1,184 @@
+"""Issue #21's side-by-side: every method on the same first 100 questions of the 2Wiki main
+table (default model), with paired p against flare and against none, a verdict on each
+published claim, and F1 against LM calls with the Pareto front.
+
+Writes results/2wiki-after-flare-n100.md, .json and .png. Run it, like collect.py, from the
+folder whose runs/ holds the run folders (results/run_all.sh); a run folder that is missing is
+left out and said so. A method that has not finished all the questions is shown on those it
+finished, with its n, and paired with the others on those.
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from activerag.evaluation.evaluate import Run
+from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+from activerag.evaluation.summaries import summarise_methods
+from activerag.evaluation.sweeps import _error_bars, pareto
+from activerag.evaluation.tables import markdown_table
+
+RUNS, OUT = Path("runs"), Path("results")
+NAME = "2wiki-after-flare-n100"
+QUESTIONS = "2wiki-gates-n100"  # its config holds the 100 question ids (the main table's first)
+SOURCES: dict[str, list[str] | None] = {  # run folder -> its methods to take (None: all)
+    "2wiki-main-n200": ["flare", "none", "single"],
+    "2wiki-gates-n100": None,
+    "2wiki-after-flare-n100": None,
+    "2wiki-adaptive-n100": None,
+}
+ORDER = ["flare", "none", "single", "ircot", "adaptive_rag", "adaptive_rag_prompt",
+         "gate_entropy_mean", "gate_entropy_max", "gate_perplexity", "gate_lexsim",
+         "flare_etc", "dragin_lite", "flare_seakr"]
+GATES = ["gate_entropy_mean", "gate_entropy_max", "gate_perplexity", "gate_lexsim"]
+MARGIN = 0.05
+"""The F1 difference within which two methods count as equal ("≈"): the 95% interval of the
+paired difference must lie inside ±MARGIN. Fixed before any of these runs was read."""
+CLAIMS: list[tuple[str, str, str]] = [  # (published claim, method, against)
+    ("IRCoT beats FLARE on multi-hop QA (Trivedi et al. 2023; FlashRAG: HotpotQA F1 41.5 "
+     "vs 28.0)", "ircot", "flare"),
+    ("ETC's entropy-trend trigger beats FLARE's fixed threshold (ETC, AAAI 2026: 2Wiki F1 "
+     "39.4 -> 43.3 on Llama3-8B)", "flare_etc", "flare"),
+    *[(f"An uncertainty gate matches DRAGIN at fewer LM calls (Moskvoretskii et al. 2025): "
+       f"{g}", g, "dragin_lite") for g in GATES],
+    ("Adaptive-RAG's router keeps the multi-step method's quality at fewer LM calls (Jeong "
+     "et al. 2024)", "adaptive_rag", "ircot"),
+    ("SeaKR-lite's rerank improves FLARE (Yao et al. 2025)", "flare_seakr", "flare"),
+    *[(f"{m} beats answering without documents", m, "none")
+      for m in ("flare", "ircot", "adaptive_rag", "flare_etc", "dragin_lite")],
+]
+
+
+def load_rows() -> tuple[list[dict[str, Any]], list[str]]:
+    """The rows of every source on the QUESTIONS run's ids, and the methods present in order."""
+    ids = set(json.loads((RUNS / QUESTIONS / "config.json").read_text())["ids"])
+    rows: list[dict[str, Any]] = []
+    for folder, keep in SOURCES.items():
+        if not (RUNS / folder / "examples.jsonl").exists():
+            print(f"left out {folder}: no rows in runs/")
+            continue
+        rows += [r for r in Run(RUNS / folder).rows()
+                 if r["id"] in ids and (keep is None or r["method"] in keep)]
+    present = {r["method"] for r in rows}
+    return rows, [m for m in ORDER if m in present] + sorted(present - set(ORDER))
+
+
+def paired(rows: list[dict[str, Any]], method: str, against: str) -> dict[str, Any] | None:
+    """F1 of METHOD minus AGAINST on the questions both answered: mean, 95% interval, p, and
+    the LM calls and retrievals per question of each on those questions."""
+    a = {r["id"]: r for r in rows if r["method"] == method}
+    b = {r["id"]: r for r in rows if r["method"] == against}
+    both = [i for i in a if i in b]
+    if not both:
+        return None
+    diff = [a[i]["f1"] - b[i]["f1"] for i in both]
+
+    def per_q(side: dict[str, dict[str, Any]], key: str) -> float:
+        return sum(side[i].get(key, 0) for i in both) / len(both)
+
+    return {"n": len(both), "diff": sum(diff) / len(both), "ci": bootstrap_ci(diff),
+            "p": paired_bootstrap_p([a[i]["f1"] for i in both], [b[i]["f1"] for i in both]),
+            "calls": (per_q(a, "lm_calls"), per_q(b, "lm_calls")),
+            "retrievals": (per_q(a, "retrieval_steps"), per_q(b, "retrieval_steps"))}
+
+
+def verdict(claim: str, d: dict[str, Any]) -> str:
+    """What the numbers say of CLAIM: shown, reversed, or not shown (with why)."""
+    lo, hi = d["ci"]
+    if "matches" in claim or "keeps" in claim:
+        fewer = d["calls"][0] < d["calls"][1]
+        if -MARGIN <= lo and hi <= MARGIN:
+            return ("shown: equal within ±0.05 F1" + (", at fewer LM calls" if fewer
+                                                      else ", but not at fewer LM calls"))
+        if d["p"] < 0.05:
+            return "not shown: it differs (p < 0.05)"
+        return "not shown: the interval is too wide to call them equal (±0.05 F1)"
+    if d["p"] < 0.05:
+        return "shown" if d["diff"] > 0 else "reversed: it is worse (p < 0.05)"
+    return "not shown (p >= 0.05)"
+
+
+def claims_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| published claim | here: F1 difference [95% interval] | p | n | LM calls per "
+             "question (method / against) | verdict |", "|---|---|---|---|---|---|"]
+    for claim, method, against in CLAIMS:
+        d = paired(rows, method, against)
+        if d is None:
+            lines.append(f"| {claim} | {method} or {against} not run | - | - | - | not measured |")
+            continue
+        lo, hi = d["ci"]
+        p = "<0.001" if d["p"] < 0.001 else f"{d['p']:.3f}"
+        lines.append(f"| {claim} | {method} - {against}: {d['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}] "
+                     f"| {p} | {d['n']} | {d['calls'][0]:.2f} / {d['calls'][1]:.2f} "
+                     f"| {verdict(claim, d)} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(summary: dict[str, dict[str, Any]], path: Path) -> list[str]:
+    """F1 (95% intervals) against LM calls per question, every method a point, the Pareto front
+    dashed; returns the front, cheapest first."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(summary)
+    xs = [summary[m]["lm_calls_per_question"] for m in names]
+    ys = [summary[m]["f1"] * 100 for m in names]
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=120)
+    ax.errorbar(xs, ys, yerr=_error_bars([summary[m] for m in names], "f1"), fmt="o",
+                capsize=3, alpha=0.8)
+    for m, x, y in zip(names, xs, ys, strict=True):
+        n = summary[m]["n"]
+        ax.annotate(m + ("" if n == max(s["n"] for s in summary.values()) else f" (n={n})"),
+                    (x, y), fontsize=7, textcoords="offset points", xytext=(5, 3))
+    front = pareto([(m, summary[m]["lm_calls_per_question"], summary[m]["f1"]) for m in names])
+    ax.step([summary[m]["lm_calls_per_question"] for m in front],
+            [summary[m]["f1"] * 100 for m in front], where="post", color="black",
+            linestyle="--", linewidth=1, label="Pareto front")
+    ax.set_xscale("log")
+    ax.set_xlabel("LM calls per question (log scale)")
+    ax.set_ylabel("F1 (%), bars: 95% intervals")
+    ax.set_title("2WikiMultihopQA, first 100 questions of the main table, default model "
+                 "(Qwen2.5-Coder-0.5B)", fontsize=9)
+    ax.legend(loc="lower right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return front
+
+
+def main() -> None:
+    rows, methods = load_rows()
+    if "flare" not in methods or "none" not in methods:
+        print(f"skipped {NAME}: the main run's flare and none rows are missing")
+        return
+    against_flare = summarise_methods(rows, methods)
+    against_none = summarise_methods(rows, ["none"] + [m for m in methods if m != "none"])
+    front = plot(against_flare, OUT / f"{NAME}.png")
+    n = max(s["n"] for s in against_flare.values())
+    text = (
+        f"### Every method on the same {n} 2WikiMultihopQA questions (issue #21; the first 100 "
+        "of the main table; default model, paper exemplars with their retrieved documents, "
+        "BM25 k=2, answers capped at 128 tokens, LM cache shared)\n\n"
+        "flare, none and single are the main run's rows; each method's thresholds were fixed "
+        "before its run (results/gate_thresholds.json for the gates; the papers' or the "
+        "registry's defaults for the others). A row with a smaller n finished only those "
+        "questions; its p is paired on them. Seconds per question are not comparable across "
+        "rows: rows that share requests took them from the cache; LM calls and tokens count "
+        "every request, cached or not.\n\n"
+        "#### The published claims\n\n" + claims_table(rows) +
+        f"\n'≈' needs the 95% interval of the paired F1 difference inside ±{MARGIN} (fixed "
+        "before the runs). 'Not shown' is not 'refuted': at n = 100 a difference of a few F1 "
+        "points is within noise.\n\n"
+        f"#### Against flare\n\n{markdown_table(against_flare)}\n"
+        f"#### Against none (no retrieval)\n\n{markdown_table(against_none)}\n"
+        f"Pareto front of F1 against LM calls per question: {', '.join(front)} "
+        f"(plot: {NAME}.png)\n")
+    (OUT / f"{NAME}.md").write_text(text)
+    (OUT / f"{NAME}.json").write_text(json.dumps(against_flare, indent=1))
+    print(text)
+
+
+main()
