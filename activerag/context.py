@@ -9,7 +9,7 @@ import os
 import textwrap
 from dataclasses import dataclass, fields
 from types import MappingProxyType
-from typing import ClassVar, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from activerag.errors import SettingError
 from activerag.serving.catalogue import DEFAULT_MODEL, FAST_MODEL, CatalogueModel
@@ -330,185 +330,17 @@ class AppContext(FlareContext):
         at_least(self, 0, "min_confidence")
 
 
-@documented
-@dataclass(kw_only=True)
-class AdaptiveContext(FlareContext):
-    """Settings of one Adaptive-RAG run (Jeong et al. 2024): which query-complexity classifier
-    routes the question; the FLARE fields are the three strategies' own settings."""
-
-    router: str = ""
-    """A router folder written by `activerag train-router` (logistic regression on the
-    question's MiniLM embedding); empty: the prompt classifier asks the served LM (the
-    adaptive_rag method refuses to run without a router, adaptive_rag_prompt never reads one)."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_folder("router", self.router)
-        if self.router and not os.path.isdir(os.path.expanduser(self.router)):
-            raise SettingError(f"router folder {self.router!r} does not exist; train one with "
-                               f"`activerag train-router --out {self.router}`, or give the "
-                               "folder it wrote")
+AFTER_FLARE = ("AdaptiveContext", "SeakrContext", "IRCoTContext", "GateContext", "EtcContext",
+               "DraginContext", "IRCoTSeakrContext")
+"""The after-FLARE methods' settings, in activerag/context_after_flare.py."""
 
 
-@documented
-@dataclass(kw_only=True)
-class SeakrContext(FlareContext):
-    """Settings of one SeaKR-lite run (after Yao et al. 2025's self-aware re-ranking): each
-    retrieval fetches a larger pool, and the k documents kept are those under which a short
-    pseudo-generation is least uncertain; the FLARE fields are the host method's own."""
+def __getattr__(name: str) -> type:
+    """`from activerag.context import IRCoTContext` and the like, as before those types moved to
+    activerag/context_after_flare.py (imported only when asked, so that module can build on
+    this one)."""
+    if name in AFTER_FLARE:
+        from activerag import context_after_flare
 
-    rerank_pool: int | None = None
-    """Documents retrieved per step before reranking (None: 3·k, the authors' code's ratio:
-    it retrieves 3 snippets and keeps 1); at least k."""
-    rerank_tokens: int = 8
-    """Greedy tokens of each document's pseudo-generation, whose mean top-20 entropy ranks it."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        at_least(self, 1, "rerank_tokens")
-        if self.rerank_pool is not None and self.rerank_pool < self.k:
-            raise refuse("rerank_pool", f"be at least k ({self.k}) or None", self.rerank_pool)
-
-
-@documented
-@dataclass(kw_only=True)
-class IRCoTContext(FlareContext):
-    """Settings of one IRCoT run (Trivedi et al. 2023, §3): K paragraphs retrieved with the
-    question, then with each chain-of-thought sentence, all of them collected (up to a cap)
-    until a sentence says "answer is" or the step cap; then a reader answers over them. The
-    FLARE fields give the LM, the store, the prompts and the shared caps, and k is K, the
-    paragraphs each retrieval finds (the paper tunes K over {2, 4, 6, 8}; the authors'
-    released configurations use 6; FLARE's default, 2, is kept so that both compare at one k);
-    theta, beta and FLARE's query and window fields are not read."""
-
-    ircot_max_paragraphs: int = 15
-    """The most paragraphs collected, all of them in every prompt; a retrieval adds none past
-    this (the authors' code: 15)."""
-    ircot_max_steps: int = 10
-    """Stop after this many CoT sentences even without "answer is" (the authors' code: 10)."""
-    ircot_reader: Literal["cot", "none"] = "cot"
-    """cot: a reader writes the whole chain of thought again over every collected paragraph,
-    and its answer is the answer (the paper's IRCoT QA, §3.2); none: the loop's own chain is
-    the answer."""
-    ircot_query: Literal["sentence", "code"] = "sentence"
-    """sentence: the last CoT sentence is the next query (§3.1); code: as the authors' code
-    does, the last sentence that states a fact (not "So ...", "Thus ...", nor arithmetic), the
-    question while there is none, each query without its wh-words."""
-    ircot_exemplars: Literal["2wikimultihopqa", "hotpotqa", "musique", "iirc"] = (
-        "2wikimultihopqa")
-    """prompt_set "paper": whose exemplars, read from $ACTIVERAG_DATA/prompts_ircot at run
-    time."""
-    ircot_distractors: int = 2
-    """prompt_set "paper": M, the distractor paragraphs beside each exemplar's gold ones (1, 2
-    or 3; the authors' configurations: 2)."""
-    ircot_shots: int = 15
-    """The most exemplars in a prompt (the authors' runs: 15); while a prompt does not fit the
-    model's window the first of them is dropped, one at a time, as the authors' code does."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        at_least(self, 1, "ircot_max_paragraphs", "ircot_max_steps")
-        at_least(self, 0, "ircot_shots")
-        if self.ircot_distractors not in (1, 2, 3):
-            raise refuse("ircot_distractors", "be 1, 2 or 3 (the paper's exemplar files)",
-                         self.ircot_distractors)
-        if self.prompt_set not in ("default", "paper"):
-            raise SettingError(
-                f"IRCoT has the paper's exemplars for 2WikiMultihopQA, HotpotQA, MuSiQue and "
-                f"IIRC (prompt_set 'paper' with ircot_exemplars), none for prompt_set "
-                f"{self.prompt_set!r}; use prompt_set 'paper' or 'default'")
-
-
-@documented
-@dataclass(kw_only=True)
-class GateContext(FlareContext):
-    """Settings of one uncertainty-gated single retrieval run (Moskvoretskii et al. 2025): the
-    whole answer without documents, an estimate of its uncertainty, and only when it is
-    uncertain one retrieval with the question and the answer again over its documents. The
-    FLARE fields give the LM, the store, the prompts and the caps; theta, beta and FLARE's
-    query and window fields are not read."""
-
-    estimator: str = "entropy_mean"
-    """The uncertainty estimator (nodes/triggers.py ESTIMATORS): entropy_mean or entropy_max
-    (each token's entropy over its top-20 alternatives, the mass they leave out one more
-    outcome), perplexity (the mean negative log-probability of the answer's tokens) or lexsim
-    (how alike lexsim_samples sampled answers are, ROUGE-L)."""
-    gate_threshold: float | None = None
-    """Retrieve when the estimate is above this (lexsim: when the answers agree less than
-    this); None: the estimator's own threshold, fixed before any run (docs/gates.md says where
-    each comes from)."""
-    lexsim_samples: int = 10
-    """lexsim: answers sampled in one request with n (LM-Polygraph's default, which the paper
-    ran)."""
-    lexsim_temperature: float = 1.0
-    """lexsim: the samples' temperature (LM-Polygraph's default, which the paper ran)."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        from activerag.nodes.triggers import estimator_named
-
-        estimator_named(self.estimator)
-        at_least(self, 2, "lexsim_samples")
-        if self.lexsim_temperature <= 0:
-            raise refuse("lexsim_temperature", "be positive", self.lexsim_temperature)
-
-
-@documented
-@dataclass(kw_only=True)
-class EtcContext(FlareContext):
-    """Settings of one ETC run (Li et al., AAAI 2026): FLARE's graph, its gate the trend of the
-    draft's word entropies, retrieval from the first word where it rises sharply. The FLARE
-    fields are the host's own (beta masks the query as in FLARE; theta and trigger are not
-    read: the gate is ETC's)."""
-
-    reads_alternatives: ClassVar[int] = 20
-    """Top logprobs per token ETC's gate reads, which the LM client asks for whatever the
-    trigger (nodes/triggers.top_logprobs_for)."""
-    etc_threshold: float = 1.3
-    """Retrieve from the first content word whose smoothed second difference of entropy
-    (nats) is above this (the authors' released configuration: 1.3)."""
-    etc_alpha: float = 0.9
-    """The smoothing's floor: M = a·Δ²H + (1 - a)·Δ²H_prev, a = etc_alpha + (1 - etc_alpha)·w
-    (the authors' code: 0.9)."""
-    etc_absolute: bool = False
-    """Compare |M| with the threshold, so that a sharp fall fires too (the authors' thres_abs,
-    off in their configuration)."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not 0.0 <= self.etc_alpha <= 1.0:
-            raise refuse("etc_alpha", "lie in [0, 1]", self.etc_alpha)
-
-
-@documented
-@dataclass(kw_only=True)
-class DraginContext(FlareContext):
-    """Settings of one DRAGIN-lite run (after Su et al. 2024, DRAGIN, without attention):
-    FLARE's graph, its gate RIND's entropy times a content-word filter, its query the question
-    and the draft's most surprising words. The FLARE fields are the host's own (theta, beta,
-    trigger and FLARE's query fields are not read)."""
-
-    reads_alternatives: ClassVar[int] = 20
-    """Top logprobs per token DRAGIN-lite's gate reads, which the LM client asks for whatever
-    the trigger (nodes/triggers.top_logprobs_for)."""
-    dragin_threshold: float = 1.0
-    """Retrieve from the first content word whose entropy (nats, the mean over its tokens) is
-    above this (the authors' configuration for Llama2-7b on 2WikiMultihopQA: 1.0)."""
-    dragin_query_words: int = 25
-    """The query: the question, then at most this many of the draft's content words before
-    the fired one, those of highest surprisal (the authors' retrieve_keep_top_k: 25)."""
-    dragin_truncate: Literal["word", "sentence"] = "word"
-    """word: keep the draft up to the fired word and continue it over the documents (the
-    paper, §3.3); sentence: write the whole sentence again, as the authors' code does."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        at_least(self, 0, "dragin_query_words")
-
-
-@documented
-@dataclass(kw_only=True)
-class IRCoTSeakrContext(IRCoTContext, SeakrContext):
-    """Settings of one ircot_seakr run: IRCoT's (IRCoTContext) whose every retrieval keeps,
-    from a pool of rerank_pool, the k paragraphs under which a short pseudo-generation of the
-    next CoT sentence is least uncertain (SeakrContext's fields)."""
+        return getattr(context_after_flare, name)  # type: ignore[no-any-return]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

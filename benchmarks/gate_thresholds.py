@@ -27,7 +27,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from activerag.context import GateContext
+from activerag.context_after_flare import GateContext
 from activerag.evaluation.datasets import Example, twowiki, twowiki500
 from activerag.graphs.gated import build_gated_graph
 from activerag.nodes import gated, triggers

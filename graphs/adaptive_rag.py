@@ -10,7 +10,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from activerag.context import AdaptiveContext
+from activerag.context_after_flare import AdaptiveContext
 from activerag.graphs.base import LM_RETRY
 from activerag.graphs.ircot import graph as ircot_graph
 from activerag.graphs.single import no_retrieval_graph, single_graph

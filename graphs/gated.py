@@ -10,7 +10,7 @@ from langchain_core.retrievers import BaseRetriever
 from langgraph.graph import END, START
 from langgraph.types import Checkpointer
 
-from activerag.context import DraginContext, EtcContext, GateContext
+from activerag.context_after_flare import DraginContext, EtcContext, GateContext
 from activerag.graphs.base import LM_RETRY, Compiled, new_graph
 from activerag.graphs.flare import build_flare_graph
 from activerag.nodes import flare, gated

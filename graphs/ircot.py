@@ -8,7 +8,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from activerag.context import IRCoTContext
+from activerag.context_after_flare import IRCoTContext
 from activerag.graphs.base import LM_RETRY
 from activerag.nodes import ircot
 from activerag.nodes.ircot import IRCoTNode

@@ -13,19 +13,15 @@ from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from typing import Any, Literal
 
-from activerag.context import (
+from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
+from activerag.context_after_flare import (
     AdaptiveContext,
-    AppContext,
     DraginContext,
     EtcContext,
-    FBRagContext,
-    FlareContext,
     GateContext,
     IRCoTContext,
     IRCoTSeakrContext,
-    ReplugContext,
     SeakrContext,
-    ServingContext,
 )
 from activerag.errors import ActiveRagError
 from activerag.graphs import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 from langchain_core.retrievers import BaseRetriever
 from langgraph.types import Checkpointer
 
-from activerag.context import SeakrContext
+from activerag.context_after_flare import SeakrContext
 from activerag.graphs.base import Compiled
 from activerag.graphs.flare import build_flare_graph
 from activerag.graphs.ircot import IRCoTCompiled, build_ircot_graph

@@ -18,7 +18,8 @@ from typing import Any, Literal, TypeAlias
 
 from langgraph.runtime import Runtime
 
-from activerag.context import DraginContext, FlareContext, GateContext
+from activerag.context import FlareContext
+from activerag.context_after_flare import DraginContext, GateContext
 from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
 from activerag.nodes import gate_logic, triggers
 from activerag.nodes.base import Node, Update, node_name

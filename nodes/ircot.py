@@ -26,7 +26,7 @@ from langchain_core.documents import Document
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
-from activerag.context import IRCoTContext
+from activerag.context_after_flare import IRCoTContext
 from activerag.errors import PromptTooLong
 from activerag.nodes import ircot_logic
 from activerag.nodes.base import Node, Update, fresh_run, lm_cost

@@ -42,7 +42,8 @@ from typing import Any, cast
 from langchain_core.documents import Document
 from langgraph.runtime import Runtime
 
-from activerag.context import FlareContext, IRCoTContext, SeakrContext
+from activerag.context import FlareContext
+from activerag.context_after_flare import IRCoTContext, SeakrContext
 from activerag.errors import ActiveRagError, PromptTooLong
 from activerag.nodes import flare, ircot
 from activerag.nodes.base import Node, Update

@@ -383,7 +383,7 @@ def etc_check(tokens: Tokens, state: FlareState, ctx: FlareContext) -> WordFire:
     """ETC over a draft: each word's entropy (the max over its tokens, as the authors' code
     merges them), the trend of the content words' entropies, and the first word whose smoothed
     Δ²H is above etc_threshold. A plain FlareContext runs it with EtcContext's defaults."""
-    from activerag.context import EtcContext
+    from activerag.context_after_flare import EtcContext
 
     threshold = float(getattr(ctx, "etc_threshold", EtcContext.etc_threshold))
     spans, words, content, ents = _draft_words(tokens, state, "the etc trigger", max)
@@ -399,7 +399,7 @@ def dragin_check(tokens: Tokens, state: FlareState, ctx: FlareContext) -> WordFi
     """DRAGIN-lite's RIND over a draft: each word's entropy (the mean over its tokens, as the
     authors' code merges them) where it is a content word, and the first above
     dragin_threshold. A plain FlareContext runs it with DraginContext's defaults."""
-    from activerag.context import DraginContext
+    from activerag.context_after_flare import DraginContext
 
     threshold = float(getattr(ctx, "dragin_threshold", DraginContext.dragin_threshold))
     spans, words, content, ents = _draft_words(tokens, state, "the dragin_lite trigger",

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from activerag.context import AdaptiveContext, FlareContext
+from activerag.context import FlareContext
+from activerag.context_after_flare import AdaptiveContext
 from activerag.errors import ActiveRagError, ModelFileMissing, ModelMismatch, SettingError
 from activerag.evaluation.datasets import Example
 from activerag.evaluation.evaluate import Run
@@ -352,7 +353,7 @@ def test_a_strategy_with_a_context_of_its_own_gets_it_from_the_run():
     made = context_for(Graph(), ctx)
     assert type(made) is OwnContext and (made.theta, made.k, made.rounds) == (0.3, 5, 3)
     assert context_for(build_single_graph(ScriptedLM([])), ctx) is ctx
-    from activerag.context import IRCoTContext
+    from activerag.context_after_flare import IRCoTContext
     from activerag.graphs.ircot import graph as ircot_graph
 
     made = context_for(ircot_graph, ctx)

@@ -10,7 +10,8 @@ import pytest
 from langgraph.runtime import Runtime
 from test_gates import TopsLM, uniform
 
-from activerag.context import DraginContext, EtcContext, FlareContext
+from activerag.context import FlareContext
+from activerag.context_after_flare import DraginContext, EtcContext
 from activerag.errors import SettingError
 from activerag.graphs.gated import build_dragin_graph, build_etc_graph
 from activerag.nodes import gate_logic as gl

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from activerag.context import FlareContext, GateContext
+from activerag.context import FlareContext
+from activerag.context_after_flare import GateContext
 from activerag.errors import ActiveRagError, NoLogprobs, SettingError, UnknownTrigger
 from activerag.graphs.gated import build_gated_graph
 from activerag.graphs.single import build_single_graph

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from langchain_core.documents import Document
 from langgraph.checkpoint.memory import InMemorySaver
 
-from activerag.context import FlareContext, IRCoTContext
+from activerag.context import FlareContext
+from activerag.context_after_flare import IRCoTContext
 from activerag.errors import ActiveRagError, EmptyQuestion, PromptTooLong, SettingError
 from activerag.graphs.ircot import build_ircot_graph
 from activerag.graphs.registry import METHODS, method

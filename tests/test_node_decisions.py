@@ -7,7 +7,8 @@ import pytest
 from langchain_core.documents import Document
 from langgraph.checkpoint.memory import InMemorySaver
 
-from activerag.context import FlareContext, ReplugContext, SeakrContext
+from activerag.context import FlareContext, ReplugContext
+from activerag.context_after_flare import SeakrContext
 from activerag.evaluation.datasets import Example
 from activerag.evaluation.evaluate import score
 from activerag.graphs.flare import build_flare_graph

@@ -13,17 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from activerag.context import (
+from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext
+from activerag.context_after_flare import (
     AdaptiveContext,
-    AppContext,
     DraginContext,
     EtcContext,
-    FBRagContext,
-    FlareContext,
     GateContext,
     IRCoTContext,
     IRCoTSeakrContext,
-    ReplugContext,
     SeakrContext,
 )
 from activerag.graphs.registry import FAMILIES, METHODS, markdown_table, method

@@ -5,7 +5,8 @@ import math
 
 import pytest
 
-from activerag.context import FlareContext, IRCoTSeakrContext, SeakrContext
+from activerag.context import FlareContext
+from activerag.context_after_flare import IRCoTSeakrContext, SeakrContext
 from activerag.errors import PromptTooLong, SettingError
 from activerag.evaluation.report import format_step
 from activerag.graphs.flare import build_flare_graph

@@ -19,19 +19,15 @@ from dataclasses import dataclass, fields
 from types import NoneType, UnionType
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from activerag.context import (
+from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
+from activerag.context_after_flare import (
     AdaptiveContext,
-    AppContext,
     DraginContext,
     EtcContext,
-    FBRagContext,
-    FlareContext,
     GateContext,
     IRCoTContext,
     IRCoTSeakrContext,
-    ReplugContext,
     SeakrContext,
-    ServingContext,
 )
 
 SERVING, FLARE, REPLUG, FB_RAG, APP = "LM, store and prompts", "FLARE", "REPLUG", "FB-RAG", "app"

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from activerag.cli.flags import FLAGS, FLARE, SERVING, add_flags
-from activerag.context import AdaptiveContext, AppContext, FlareContext
+from activerag.context import AppContext, FlareContext
+from activerag.context_after_flare import AdaptiveContext
 from activerag.errors import ActiveRagError
 from activerag.settings import Settings
 

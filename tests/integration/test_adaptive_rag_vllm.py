@@ -8,7 +8,7 @@ import json
 import pytest
 
 from activerag.cli import main
-from activerag.context import AdaptiveContext
+from activerag.context_after_flare import AdaptiveContext
 from activerag.demo import load_demo_questions
 from activerag.evaluation.datasets import twowiki
 from activerag.graphs.adaptive_rag import graph as router_graph

@@ -7,7 +7,7 @@ import math
 import httpx
 import pytest
 
-from activerag.context import DraginContext, EtcContext, GateContext
+from activerag.context_after_flare import DraginContext, EtcContext, GateContext
 from activerag.demo import load_demo_questions
 from activerag.graphs.gated import build_dragin_graph, build_etc_graph, build_gated_graph
 from activerag.nodes import triggers

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from activerag.answers import find_answer
-from activerag.context import IRCoTContext
+from activerag.context_after_flare import IRCoTContext
 from activerag.demo import load_demo_questions
 from activerag.errors import ActiveRagError
 from activerag.graphs.ircot import build_ircot_graph, graph

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from activerag.context import SeakrContext
+from activerag.context_after_flare import SeakrContext
 from activerag.demo import load_demo_questions
 from activerag.graphs.seakr import flare_seakr_graph
 from activerag.nodes.prompts import COT_TASK, answer_prompt
