@@ -34,7 +34,8 @@ from activerag.nodes.decisions import retrieved
 from activerag.nodes.flare import Unit, generate_unit, unit_update
 from activerag.nodes.flare_logic import answer_end
 from activerag.nodes.parts import Parts
-from activerag.nodes.prompts import IRCOT_STOPS, IRCOT_TASK, Task, ircot_paper_task, ircot_prompt
+from activerag.nodes.prompts import Task
+from activerag.nodes.prompts_ircot import IRCOT_STOPS, IRCOT_TASK, ircot_paper_task, ircot_prompt
 from activerag.serving.lm import Generation
 from activerag.state import IRCoTState, IRCoTTrace
 

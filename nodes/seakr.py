@@ -51,7 +51,8 @@ from activerag.nodes.decisions import retrieved
 from activerag.nodes.flare import FlareNode, shots
 from activerag.nodes.ircot_logic import fewer_shots
 from activerag.nodes.parts import Parts
-from activerag.nodes.prompts import answer_prompt, ircot_prompt
+from activerag.nodes.prompts import answer_prompt
+from activerag.nodes.prompts_ircot import ircot_prompt
 from activerag.nodes.seakr_logic import mean_entropy, pool_size, rerank
 from activerag.serving.token_lm import Steps
 from activerag.state import FlareState, IRCoTState, RerankEntry

@@ -25,7 +25,7 @@ from activerag.nodes.ircot_logic import (
     stop_reason,
     without_wh_words,
 )
-from activerag.nodes.prompts import (
+from activerag.nodes.prompts_ircot import (
     IRCOT_PARAGRAPH_WORDS,
     IRCOT_TASK,
     ircot_paper_task,
