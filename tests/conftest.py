@@ -150,6 +150,21 @@ def allow_port(_no_network: set[int]) -> Callable[[int], None]:
     return _no_network.add
 
 
+@pytest.fixture
+def own_home(tmp_path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A CLI test's own ACTIVERAG_HOME under TMP_PATH, none of the environment's endpoints,
+    store or model settings, and no probe remembered from another test."""
+    from activerag.serving import probe
+
+    monkeypatch.setenv("ACTIVERAG_HOME", str(tmp_path / "home"))
+    for name in ("ACTIVERAG_STORE_DIR", "ACTIVERAG_PORT", "ACTIVERAG_BASE_URL",
+                 "ACTIVERAG_STRONG_URL", "ACTIVERAG_LIGHT_URL", "ACTIVERAG_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    probe.forget()
+    yield
+    probe.forget()
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A throwaway PostgreSQL cluster of this session's own on a free loopback port, stopped

@@ -35,12 +35,7 @@ STRINGS = {"base_url": "http://127.0.0.1:9/v1", "light_base_url": "http://127.0.
 """A valid value away from the default for the string fields that need one."""
 
 
-@pytest.fixture(autouse=True)
-def _own_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("ACTIVERAG_HOME", str(tmp_path / "home"))
-    for name in ("ACTIVERAG_STORE_DIR", "ACTIVERAG_PORT", "ACTIVERAG_BASE_URL",
-                 "ACTIVERAG_MODEL", "ACTIVERAG_STRONG_URL", "ACTIVERAG_LIGHT_URL"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("own_home")
 
 
 def parse(*words: str):

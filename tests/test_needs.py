@@ -11,7 +11,6 @@ from activerag import cli
 from activerag.cli.abilities import check_needs, needs_of, runnable
 from activerag.context import FlareContext, ReplugContext
 from activerag.graphs import registry
-from activerag.serving import probe as probing
 from activerag.serving.lm import VLLMClient
 from activerag.serving.probe import PROMPT, Abilities
 from activerag.testing import memory_retriever
@@ -19,15 +18,7 @@ from activerag.testing import memory_retriever
 QUESTION = "Who was born in Kelmor?"
 
 
-@pytest.fixture(autouse=True)
-def _own_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("ACTIVERAG_HOME", str(tmp_path / "home"))
-    for name in ("ACTIVERAG_STORE_DIR", "ACTIVERAG_PORT", "ACTIVERAG_BASE_URL",
-                 "ACTIVERAG_STRONG_URL", "ACTIVERAG_LIGHT_URL", "ACTIVERAG_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    probing.forget()
-    yield
-    probing.forget()
+pytestmark = pytest.mark.usefixtures("own_home")
 
 
 def error_line(capsys) -> str:
