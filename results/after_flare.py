@@ -21,6 +21,9 @@ from activerag.evaluation.tables import markdown_table
 RUNS, OUT = Path("runs"), Path("results")
 NAME = "2wiki-after-flare-n100"
 QUESTIONS = "2wiki-gates-n100"  # its config holds the 100 question ids (the main table's first)
+SWEEP = "2wiki-gate-sweep-n100"
+"""Each gate at the 10/25/75/90% quantiles of its estimator on the 40 calibration questions
+(results/gate_thresholds.json), one run folder each; the median is the gates run."""
 SOURCES: dict[str, list[str] | None] = {  # run folder -> its methods to take (None: all)
     "2wiki-main-n200": ["flare", "none", "single"],
     "2wiki-gates-n100": None,
@@ -61,6 +64,19 @@ def load_rows() -> tuple[list[dict[str, Any]], list[str]]:
                  if r["id"] in ids and (keep is None or r["method"] in keep)]
     present = {r["method"] for r in rows}
     return rows, [m for m in ORDER if m in present] + sorted(present - set(ORDER))
+
+
+def sweep_rows() -> list[dict[str, Any]]:
+    """The gates' threshold sweep (runs/SWEEP/<estimator>-q<quantile>), each row's method
+    renamed "<gate> t=<threshold>"; the ids kept are the QUESTIONS run's."""
+    ids = set(json.loads((RUNS / QUESTIONS / "config.json").read_text())["ids"])
+    rows: list[dict[str, Any]] = []
+    for folder in sorted((RUNS / SWEEP).glob("*/examples.jsonl")):
+        config = json.loads((folder.parent / "config.json").read_text())
+        (method, ctx), = config["contexts"].items()
+        label = f"{method} t={ctx['gate_threshold']:g}"
+        rows += [{**r, "method": label} for r in Run(folder.parent).rows() if r["id"] in ids]
+    return rows
 
 
 def paired(rows: list[dict[str, Any]], method: str, against: str) -> dict[str, Any] | None:
@@ -114,9 +130,11 @@ def claims_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(summary: dict[str, dict[str, Any]], path: Path) -> list[str]:
-    """F1 (95% intervals) against LM calls per question, every method a point, the Pareto front
-    dashed; returns the front, cheapest first."""
+def plot(summary: dict[str, dict[str, Any]], swept: dict[str, dict[str, Any]],
+         path: Path) -> list[str]:
+    """F1 (95% intervals) against LM calls per question, every method a point, each gate's
+    thresholds (SWEPT, with its own run) a line, the Pareto front of them all dashed; returns
+    the front, cheapest first."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -132,16 +150,25 @@ def plot(summary: dict[str, dict[str, Any]], path: Path) -> list[str]:
         n = summary[m]["n"]
         ax.annotate(m + ("" if n == max(s["n"] for s in summary.values()) else f" (n={n})"),
                     (x, y), fontsize=7, textcoords="offset points", xytext=(5, 3))
-    front = pareto([(m, summary[m]["lm_calls_per_question"], summary[m]["f1"]) for m in names])
-    ax.step([summary[m]["lm_calls_per_question"] for m in front],
-            [summary[m]["f1"] * 100 for m in front], where="post", color="black",
+    for gate, marker in zip(GATES, "sD^v", strict=True):
+        curve = sorted([(v["lm_calls_per_question"], v["f1"] * 100)
+                        for label, v in swept.items() if label.split(" ")[0] == gate]
+                       + ([(summary[gate]["lm_calls_per_question"], summary[gate]["f1"] * 100)]
+                          if gate in summary else []))
+        if len(curve) > 1:
+            ax.plot(*zip(*curve, strict=True), marker=marker, markersize=4, linewidth=0.8,
+                    alpha=0.7, label=f"{gate}, thresholds swept")
+    every = {**summary, **swept}
+    front = pareto([(m, s["lm_calls_per_question"], s["f1"]) for m, s in every.items()])
+    ax.step([every[m]["lm_calls_per_question"] for m in front],
+            [every[m]["f1"] * 100 for m in front], where="post", color="black",
             linestyle="--", linewidth=1, label="Pareto front")
     ax.set_xscale("log")
     ax.set_xlabel("LM calls per question (log scale)")
     ax.set_ylabel("F1 (%), bars: 95% intervals")
     ax.set_title("2WikiMultihopQA, first 100 questions of the main table, default model "
                  "(Qwen2.5-Coder-0.5B)", fontsize=9)
-    ax.legend(loc="lower right")
+    ax.legend(loc="lower right", fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path)
@@ -156,7 +183,23 @@ def main() -> None:
         return
     against_flare = summarise_methods(rows, methods)
     against_none = summarise_methods(rows, ["none"] + [m for m in methods if m != "none"])
-    front = plot(against_flare, OUT / f"{NAME}.png")
+    swept_rows = sweep_rows()
+    swept_names = sorted({r["method"] for r in swept_rows},
+                         key=lambda m: (m.split(" ")[0], float(m.split("=")[1])))
+    swept = summarise_methods([r for r in rows if r["method"] == "flare"] + swept_rows,
+                              ["flare", *swept_names])
+    swept.pop("flare")
+    front = plot(against_flare, swept, OUT / f"{NAME}.png")
+    sweep_text = (
+        "#### Each gate's threshold swept (p against flare)\n\nThresholds: the 10, 25, 75 and "
+        "90% quantiles of each estimator's values on the 40 calibration questions "
+        "(results/gate_thresholds.json; the median is the gate's own row above), fixed before "
+        "the sweep; every request came from the LM cache (the gates' first passes, single's "
+        "retrieval passes). FLARE's θ and ETC's and DRAGIN-lite's thresholds are not swept "
+        "on these questions: each of their points is a full run of new requests.\n\n"
+        + markdown_table(
+            {"flare": against_flare["flare"], **swept}, label="variant") + "\n"
+        if swept else "")
     n = max(s["n"] for s in against_flare.values())
     text = (
         f"### Every method on the same {n} 2WikiMultihopQA questions (issue #21; the first 100 "
@@ -174,6 +217,7 @@ def main() -> None:
         "points is within noise.\n\n"
         f"#### Against flare\n\n{markdown_table(against_flare)}\n"
         f"#### Against none (no retrieval)\n\n{markdown_table(against_none)}\n"
+        + sweep_text +
         f"Pareto front of F1 against LM calls per question: {', '.join(front)} "
         f"(plot: {NAME}.png)\n")
     (OUT / f"{NAME}.md").write_text(text)
