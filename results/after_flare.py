@@ -194,8 +194,9 @@ def main() -> None:
         "#### Each gate's threshold swept (p against flare)\n\nThresholds: the 10, 25, 75 and "
         "90% quantiles of each estimator's values on the 40 calibration questions "
         "(results/gate_thresholds.json; the median is the gate's own row above), fixed before "
-        "the sweep; every request came from the LM cache (the gates' first passes, single's "
-        "retrieval passes). FLARE's θ and ETC's and DRAGIN-lite's thresholds are not swept "
+        "the sweep; its requests came from the LM cache wherever an earlier run had made them "
+        "(the gates' first passes, single's retrieval passes), so it took about a second a "
+        "question. FLARE's θ and ETC's and DRAGIN-lite's thresholds are not swept "
         "on these questions: each of their points is a full run of new requests.\n\n"
         + markdown_table(
             {"flare": against_flare["flare"], **swept}, label="variant") + "\n"

@@ -111,8 +111,8 @@ activerag train-router --out routers/2wiki-n100 --n 100 --concurrency 2 --cache 
 activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --run runs/2wiki-adaptive-n100 \
   --methods adaptive_rag,adaptive_rag_prompt --router routers/2wiki-n100
 # Each gate's threshold at the 10/25/75/90% quantiles of its estimator on the 40 calibration
-# questions (results/gate_thresholds.json): every request is the cache's (the gates' first
-# passes, single's retrieval passes), so the 16 runs take about a second a question.
+# questions (results/gate_thresholds.json): nearly every request is the cache's (the gates'
+# first passes, single's retrieval passes), so the 16 runs take about a second a question.
 for spec in entropy_mean:0.187,0.25,0.57,0.757 entropy_max:1.857,1.958,2.521,2.944 \
             perplexity:0.102,0.118,0.329,0.473 lexsim:0.373,0.412,0.464,0.486; do
   est=${spec%%:*}; i=0
