@@ -2,8 +2,8 @@ import math
 
 import pytest
 
-from activerag.errors import NoLogprobs
-from activerag.serving.lm import Token, _tokens_of, trim
+from activerag.errors import NoLogprobs, PromptTooLong
+from activerag.serving.lm import Token, _tokens_of, too_long_error, trim
 
 
 def test_trim_cuts_text_and_drops_tokens_past_the_end():
@@ -34,3 +34,15 @@ def test_text_without_logprobs_is_an_error_that_says_what_to_do():
 
 def test_final_empty_chunk_without_logprobs_is_fine():
     assert _tokens_of("", {"logprobs": None, "finish_reason": "stop"}, 5, "u") == []
+
+
+@pytest.mark.parametrize("message", [
+    "This model's maximum context length is 2048 tokens. However, you requested 2100 tokens",
+    "max_tokens must be at least 1, got 0. (parameter=max_tokens, value=0)",  # filled exactly
+])
+def test_a_prompt_that_leaves_no_room_is_too_long(message):
+    assert isinstance(too_long_error("m", message), PromptTooLong)
+
+
+def test_other_rejections_are_not_too_long():
+    assert too_long_error("m", "temperature must be non-negative, got -1.0") is None

@@ -123,8 +123,11 @@ def unreachable_error(base_url: str, cause: str) -> LMServerUnreachable:
 
 
 def too_long_error(model: str, message: str) -> PromptTooLong | None:
-    """The error for a rejection that says the prompt overflows the context window, else None."""
-    if "context length" in message or "maximum" in message and "token" in message:
+    """The error for a rejection that says the prompt overflows the context window, else None.
+    A prompt that fills the window exactly leaves no room for one token: vLLM then cuts the
+    request's max_tokens to 0 and refuses that ("max_tokens must be at least 1, got 0")."""
+    if "context length" in message or "maximum" in message and "token" in message or \
+            "max_tokens must be at least 1" in message:
         return PromptTooLong(
             f"the prompt does not fit the context window of {model!r}: {message}. "
             "Retrieve fewer or shorter documents (lower k), lower max tokens, or serve the "

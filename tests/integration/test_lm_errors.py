@@ -30,6 +30,25 @@ async def test_prompt_longer_than_the_context(vllm_url):
         await client.generate("word " * 5000, max_tokens=8)
 
 
+async def test_a_prompt_that_fills_the_window_exactly_is_too_long(vllm_url):
+    # vLLM cuts max_tokens to the room left, 0 here, and refuses that with "max_tokens must
+    # be at least 1": the same PromptTooLong, so IRCoT drops an exemplar and retries
+    import httpx
+
+    window = httpx.get(vllm_url + "/models").json()["data"][0]["max_model_len"]
+    tokens = VLLMTokens(vllm_url, "SmolLM2-135M-Instruct")
+    words = window
+    for _ in range(5):
+        text = "word " * words
+        count = len(await tokens.tokenize(text))
+        if count == window:
+            break
+        words -= count - window
+    assert count == window
+    with pytest.raises(PromptTooLong, match="lower k"):
+        await VLLMClient(vllm_url).generate(text, max_tokens=8)
+
+
 async def test_the_token_client_names_the_same_causes_and_fixes(vllm_url):
     tokens = VLLMTokens(vllm_url, "SmolLM2-135M-Instruct")
     with pytest.raises(PromptTooLong, match="lower k"):
