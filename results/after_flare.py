@@ -27,8 +27,14 @@ SWEEP = "2wiki-gate-sweep-n100"
 SOURCES: dict[str, list[str] | None] = {  # run folder -> its methods to take (None: all)
     "2wiki-main-n200": ["flare", "none", "single"],
     "2wiki-gates-n100": None,
-    "2wiki-after-flare-n100": None,
     "2wiki-adaptive-n100": None,
+    # flare, none and single on these 100 questions alone, where the main run's folder is absent
+    "2wiki-main-n100": ["none", "single"],
+    "2wiki-flare-n100": ["flare"],
+    # the other methods, a run folder per group (results/run_all.sh)
+    "2wiki-ircot-n100": ["ircot"],
+    "2wiki-dragin-etc-n100": ["dragin_lite", "flare_etc"],
+    "2wiki-seakr-n100": ["flare_seakr"],
 }
 ORDER = ["flare", "none", "single", "ircot", "adaptive_rag", "adaptive_rag_prompt",
          "gate_entropy_mean", "gate_entropy_max", "gate_perplexity", "gate_lexsim",
@@ -176,6 +182,16 @@ def plot(summary: dict[str, dict[str, Any]], swept: dict[str, dict[str, Any]],
     return front
 
 
+def scores(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each method's per-question scores, keyed by question id (no question text), so that
+    paired differences can be recomputed from results/ alone if the run folders are lost."""
+    keys = ["em", "f1", "gold_title_recall", "lm_calls", "retrieval_steps"]
+    out: dict[str, Any] = {"fields": keys, "methods": {}}
+    for r in rows:
+        out["methods"].setdefault(r["method"], {})[r["id"]] = [r.get(k) for k in keys]
+    return out
+
+
 def main() -> None:
     rows, methods = load_rows()
     if "flare" not in methods or "none" not in methods:
@@ -206,7 +222,8 @@ def main() -> None:
         f"### Every method on the same {n} 2WikiMultihopQA questions (issue #21; the first 100 "
         "of the main table; default model, paper exemplars with their retrieved documents, "
         "BM25 k=2, answers capped at 128 tokens, LM cache shared)\n\n"
-        "flare, none and single are the main run's rows; each method's thresholds were fixed "
+        "flare, none and single are the main run's rows (or the same methods re-run on these "
+        "100 questions, which gave the same answers); each method's thresholds were fixed "
         "before its run (results/gate_thresholds.json for the gates; the papers' or the "
         "registry's defaults for the others). A row with a smaller n finished only those "
         "questions; its p is paired on them. Seconds per question are not comparable across "
@@ -223,6 +240,7 @@ def main() -> None:
         f"(plot: {NAME}.png)\n")
     (OUT / f"{NAME}.md").write_text(text)
     (OUT / f"{NAME}.json").write_text(json.dumps(against_flare, indent=1))
+    (OUT / f"{NAME}-scores.json").write_text(json.dumps(scores(rows + swept_rows)))
     print(text)
 
 

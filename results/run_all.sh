@@ -98,11 +98,19 @@ python results/collect.py
 # Issue #21: the uncertainty gates (thresholds fixed beforehand by benchmarks/gate_thresholds.py
 # on 40 questions of 2wiki500 that are not in this file), then ETC, DRAGIN-lite, IRCoT and
 # FLARE + SeaKR-lite, on the first 100 of the main table's questions; the rows of flare,
-# single and none are the main run's (results/2wiki-gates-n100.md, by collect.py).
+# single and none are the main run's (results/2wiki-gates-n100.md, by collect.py). Without the
+# main run's folder, the same three on these 100 questions alone (the same requests, the same
+# answers):
+#   activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --methods none,single --run runs/2wiki-main-n100
+#   activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --methods flare --run runs/2wiki-flare-n100
 activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --run runs/2wiki-gates-n100 \
   --methods gate_entropy_mean,gate_entropy_max,gate_perplexity,gate_lexsim
-activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --run runs/2wiki-after-flare-n100 \
-  --methods flare_etc,dragin_lite,ircot,flare_seakr
+# One run folder per method group, the most wanted first (results/after_flare.py reads each):
+# IRCoT, then DRAGIN-lite and ETC, then FLARE + SeaKR-lite.
+for spec in ircot:ircot dragin_lite,flare_etc:dragin-etc flare_seakr:seakr; do
+  activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --methods "${spec%%:*}" \
+    --run "runs/2wiki-${spec#*:}-n100"
+done
 # Adaptive-RAG (issue #21): the router trained on 100 2Wiki training questions (none and single
 # run; C, the fallback, needs no run), then both classifiers on the same 100 questions; the
 # routed strategies' requests are the cache's (none, single from the main run, ircot above).
