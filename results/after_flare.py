@@ -35,6 +35,7 @@ SOURCES: dict[str, list[str] | None] = {  # run folder -> its methods to take (N
     "2wiki-ircot-n100": ["ircot"],
     "2wiki-dragin-etc-n100": ["dragin_lite", "flare_etc"],
     "2wiki-seakr-n100": ["flare_seakr"],
+    "2wiki-adaptive-prompt-n100": ["adaptive_rag_prompt"],  # needs no router
 }
 ORDER = ["flare", "none", "single", "ircot", "adaptive_rag", "adaptive_rag_prompt",
          "gate_entropy_mean", "gate_entropy_max", "gate_perplexity", "gate_lexsim",

@@ -118,6 +118,8 @@ activerag train-router --out routers/2wiki-n100 --n 100 --concurrency 2 --cache 
   --prompts paper --store "$STORE" --max-answer-tokens 128
 activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --run runs/2wiki-adaptive-n100 \
   --methods adaptive_rag,adaptive_rag_prompt --router routers/2wiki-n100
+# (the prompt classifier needs no router; alone: --methods adaptive_rag_prompt
+#  --run runs/2wiki-adaptive-prompt-n100)
 # Each gate's threshold at the 10/25/75/90% quantiles of its estimator on the 40 calibration
 # questions (results/gate_thresholds.json): nearly every request is the cache's (the gates'
 # first passes, single's retrieval passes), so the 16 runs take about a second a question.
