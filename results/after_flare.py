@@ -60,15 +60,18 @@ CLAIMS: list[tuple[str, str, str]] = [  # (published claim, method, against)
 
 
 def load_rows() -> tuple[list[dict[str, Any]], list[str]]:
-    """The rows of every source on the QUESTIONS run's ids, and the methods present in order."""
+    """The rows of every source on the QUESTIONS run's ids, and the methods present in order.
+    A method is taken from the first source that holds it (the main run before its re-run), so
+    no question is counted twice."""
     ids = set(json.loads((RUNS / QUESTIONS / "config.json").read_text())["ids"])
     rows: list[dict[str, Any]] = []
     for folder, keep in SOURCES.items():
         if not (RUNS / folder / "examples.jsonl").exists():
             print(f"left out {folder}: no rows in runs/")
             continue
-        rows += [r for r in Run(RUNS / folder).rows()
-                 if r["id"] in ids and (keep is None or r["method"] in keep)]
+        taken = {r["method"] for r in rows}
+        rows += [r for r in Run(RUNS / folder).rows() if r["id"] in ids
+                 and (keep is None or r["method"] in keep) and r["method"] not in taken]
     present = {r["method"] for r in rows}
     return rows, [m for m in ORDER if m in present] + sorted(present - set(ORDER))
 
