@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 from activerag.context import FlareContext
 from activerag.context_after_flare import DraginContext, GateContext
 from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
-from activerag.nodes import gate_logic, triggers
+from activerag.nodes import gate_logic, triggers, word_triggers
 from activerag.nodes.base import Node, Update, node_name
 from activerag.nodes.flare import FlareNode, generate_unit, prompt_documents, shots, unit_update
 from activerag.nodes.flare_logic import answer_end
@@ -176,7 +176,7 @@ def _word_gate(state: FlareState, ctx: FlareContext, name: str, keep: bool) -> U
     step = state.get("step", {})
     if not step.get("draft", "").strip():
         return {"step": {"fire": False}}
-    check = triggers.etc_check if name == "etc" else triggers.dragin_check
+    check = word_triggers.etc_check if name == "etc" else word_triggers.dragin_check
     fire = check(step.get("tokens", []), state, ctx)
     compared = [v for v in fire.values if v is not None]
     at = fire.at

@@ -79,10 +79,12 @@ def _fire(trigger: Trigger, state: FlareState, ctx: FlareContext) -> Update:
                                  "value": None, "threshold": None}
         fire = False
     else:
-        fire = bool(trigger(step.get("tokens", []), state, ctx))
         measure = MEASURES.get(trigger)
-        shown = (measure(step.get("tokens", []), state, ctx) if measure else
+        shown = (dict(measure(step.get("tokens", []), state, ctx)) if measure else
                  {"measure": f"the {name} trigger's own", "value": None, "threshold": None})
+        # A measure that walked the draft to its decision says it ("fire"): not asked twice.
+        fire = (bool(shown.pop("fire")) if "fire" in shown else
+                bool(trigger(step.get("tokens", []), state, ctx)))
     decision = {"node": node_name() or "confidence_gate", "trigger": name, "fire": fire,
                 **shown}
     return {"step": {"fire": fire}, "decision": decision}
@@ -91,7 +93,8 @@ def _fire(trigger: Trigger, state: FlareState, ctx: FlareContext) -> Update:
 Measure = Callable[[Tokens, FlareState, FlareContext], dict[str, Any]]
 MEASURES: dict[Trigger, Measure] = {}
 """What a trigger compared, for the gate's decision (Studio): {"measure": what it is, "value":
-the draft's, "threshold": what it was compared with}; a trigger without one shows None."""
+the draft's, "threshold": what it was compared with, and optionally "fire": the trigger's own
+decision, where working out the value decided it}; a trigger without one shows None."""
 
 
 def measures(trigger: Trigger) -> Callable[[Measure], Measure]:
@@ -217,10 +220,11 @@ always_fire = fixed_gate(always, "always_fire")
 """Retrieve for every sentence (Table 3's setting, the "next sentence" graph's gate)."""
 
 
-# --- Uncertainty estimators (Moskvoretskii et al. 2025), ETC and DRAGIN-lite -----------------
+# --- Uncertainty estimators (Moskvoretskii et al. 2025) ---------------------------------------
 # Their arithmetic is nodes/gate_logic.py's. An estimator gives a value of a whole answer (the
 # gated graph, graphs/gated.py, compares it with its threshold) and, over its tokens, is also a
-# trigger of the look-ahead graphs; ETC and DRAGIN-lite fire at a word of the draft.
+# trigger of the look-ahead graphs. ETC and DRAGIN-lite, which fire at a word of the draft, are
+# nodes/word_triggers.py's, registered here below.
 
 Estimate = Callable[[Tokens, FlareState], float | None]
 
@@ -264,10 +268,11 @@ def register_estimator(name: str, threshold: float, *, top_logprobs: int = 1,
             @measures(fire)
             def estimate(tokens: Tokens, state: FlareState, ctx: FlareContext
                          ) -> dict[str, Any]:
+                value, threshold = fn(tokens, state), estimator_threshold(ctx, name)
                 return {"measure": f"the {name} estimate (fires "
                                    f"{'above' if above else 'below'} the threshold)",
-                        "value": fn(tokens, state),
-                        "threshold": estimator_threshold(ctx, name)}
+                        "value": value, "threshold": threshold,
+                        "fire": gate_logic.beyond(value, threshold, above)}
         return fn
 
     return add
@@ -341,100 +346,7 @@ def lexsim(tokens: Tokens, state: FlareState) -> float | None:
     return gate_logic.lex_similarity(samples)
 
 
-@dataclass(frozen=True)
-class WordFire:
-    """Where a word-level trigger (ETC, DRAGIN-lite) fired in a draft, and why."""
 
-    at: int | None
-    """The word it fired at (None: it did not)."""
-    words: list[str]
-    """The draft's words."""
-    content: list[bool]
-    """Whether each is a content word."""
-    values: list[float | None]
-    """What was compared with the threshold, per word (ETC: the smoothed Δ²H; DRAGIN-lite:
-    the entropy of a content word)."""
-    entropies: list[float]
-    """Each word's entropy (nats)."""
-    keep: str
-    """The draft's text before the word it fired at (all of it when it did not)."""
-    threshold: float
-
-
-def _draft_words(tokens: Tokens, state: FlareState, who: str,
-                 reduce: Callable[[list[float]], float]
-                 ) -> tuple[list[range], list[str], list[bool], list[float]]:
-    spans = gate_logic.word_spans(tokens)
-    words = gate_logic.word_texts(tokens, spans)
-    stop = gate_logic.stopwords()
-    content = [gate_logic.is_content(w, stop) for w in words]
-    return spans, words, content, gate_logic.per_word(token_entropies(tokens, state, who),
-                                                      spans, reduce)
-
-
-def _kept(state: FlareState, tokens: Tokens, spans: list[range], at: int | None) -> str:
-    draft = str(state.get("step", {}).get("draft", ""))
-    if at is None:
-        return draft
-    return draft[:tokens[spans[at][0]][2]]
-
-
-def etc_check(tokens: Tokens, state: FlareState, ctx: FlareContext) -> WordFire:
-    """ETC over a draft: each word's entropy (the max over its tokens, as the authors' code
-    merges them), the trend of the content words' entropies, and the first word whose smoothed
-    Δ²H is above etc_threshold. A plain FlareContext runs it with EtcContext's defaults."""
-    from activerag.context_after_flare import EtcContext
-
-    threshold = float(getattr(ctx, "etc_threshold", EtcContext.etc_threshold))
-    spans, words, content, ents = _draft_words(tokens, state, "the etc trigger", max)
-    trend = gate_logic.entropy_trend(ents, content,
-                                     float(getattr(ctx, "etc_alpha", EtcContext.etc_alpha)))
-    at = gate_logic.etc_fires_at(trend.smoothed, threshold,
-                                 bool(getattr(ctx, "etc_absolute", EtcContext.etc_absolute)))
-    return WordFire(at, words, content, trend.smoothed, ents, _kept(state, tokens, spans, at),
-                    threshold)
-
-
-def dragin_check(tokens: Tokens, state: FlareState, ctx: FlareContext) -> WordFire:
-    """DRAGIN-lite's RIND over a draft: each word's entropy (the mean over its tokens, as the
-    authors' code merges them) where it is a content word, and the first above
-    dragin_threshold. A plain FlareContext runs it with DraginContext's defaults."""
-    from activerag.context_after_flare import DraginContext
-
-    threshold = float(getattr(ctx, "dragin_threshold", DraginContext.dragin_threshold))
-    spans, words, content, ents = _draft_words(tokens, state, "the dragin_lite trigger",
-                                               gate_logic.mean)
-    scores = gate_logic.rind_lite(ents, content)
-    at = gate_logic.first_above(scores, threshold)
-    values: list[float | None] = [s if c else None for s, c in zip(scores, content, strict=True)]
-    return WordFire(at, words, content, values, ents, _kept(state, tokens, spans, at), threshold)
-
-
-@register("etc", top_logprobs=20)
-def etc(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
-    """ETC (Li et al. 2026): fire when the draft's word entropies rise sharply."""
-    return etc_check(tokens, state, ctx).at is not None
-
-
-@register("dragin_lite", top_logprobs=20)
-def dragin_lite(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
-    """DRAGIN-lite: fire when a content word's entropy is above dragin_threshold."""
-    return dragin_check(tokens, state, ctx).at is not None
-
-
-@measures(etc)
-def _etc_measure(tokens: Tokens, state: FlareState, ctx: FlareContext) -> dict[str, Any]:
-    return _word_measure(etc_check(tokens, state, ctx), "smoothed second difference of entropy")
-
-
-@measures(dragin_lite)
-def _dragin_measure(tokens: Tokens, state: FlareState, ctx: FlareContext) -> dict[str, Any]:
-    return _word_measure(dragin_check(tokens, state, ctx), "content-word entropy")
-
-
-def _word_measure(fire: WordFire, what: str) -> dict[str, Any]:
-    compared = [v for v in fire.values if v is not None]
-    return {"measure": f"{what} (fires above the threshold, at a word)",
-            "value": fire.values[fire.at] if fire.at is not None else max(compared,
-                                                                          default=None),
-            "threshold": fire.threshold, "word": None if fire.at is None else fire.words[fire.at]}
+# ETC and DRAGIN-lite (nodes/word_triggers.py) register themselves with `register` above when
+# imported; imported here, so that naming the trigger is enough (either module may come first).
+from activerag.nodes import word_triggers  # noqa: E402,F401

@@ -15,7 +15,7 @@ from activerag.context_after_flare import DraginContext, EtcContext
 from activerag.errors import SettingError
 from activerag.graphs.gated import build_dragin_graph, build_etc_graph
 from activerag.nodes import gate_logic as gl
-from activerag.nodes import triggers
+from activerag.nodes import triggers, word_triggers
 from activerag.nodes.gated import dragin_gate, etc_gate
 from activerag.sentences import SentenceSplitter
 from activerag.testing import ScriptedLM, ends, memory_retriever, sentence
@@ -130,7 +130,7 @@ def draft_state(draft: str, tops: list[tuple[float, ...]]) -> dict:
 
 def test_a_draft_whose_entropies_rise_at_token_3_fires_etc_at_3():
     state = draft_state(DRAFT, RISING)
-    fire = triggers.etc_check(state["step"]["tokens"], state, EtcContext())
+    fire = word_triggers.etc_check(state["step"]["tokens"], state, EtcContext())
     assert fire.at == 3 and fire.words[3] == "Gepu" and fire.keep == "Alpha Beta founded"
     ents = [triggers.entropy(t) for t in RISING]
     d2 = (ents[3] - ents[2]) - (ents[2] - ents[1])
@@ -150,16 +150,16 @@ def test_a_draft_whose_entropies_rise_at_token_3_fires_etc_at_3():
 def test_etc_reads_the_trend_where_dragin_lite_reads_the_level():
     state = draft_state(DRAFT, [uniform(8)] * 7)  # unsure throughout, not rising
     tokens = state["step"]["tokens"]
-    assert triggers.etc(tokens, state, FlareContext()) is False
-    assert triggers.dragin_lite(tokens, state, FlareContext()) is True
-    assert triggers.dragin_check(tokens, state, FlareContext()).at == 0
+    assert word_triggers.etc(tokens, state, FlareContext()) is False
+    assert word_triggers.dragin_lite(tokens, state, FlareContext()) is True
+    assert word_triggers.dragin_check(tokens, state, FlareContext()).at == 0
 
 
 def test_dragin_lite_never_fires_on_a_function_word():
     tops = [binary(0.98)] * 5 + [uniform(16), binary(0.98)]  # " in" at 2.77 nats
     state = draft_state(DRAFT, tops)
-    assert triggers.dragin_check(state["step"]["tokens"], state, DraginContext()).at is None
-    assert triggers.etc_check(state["step"]["tokens"], state, EtcContext()).at is None
+    assert word_triggers.dragin_check(state["step"]["tokens"], state, DraginContext()).at is None
+    assert word_triggers.etc_check(state["step"]["tokens"], state, EtcContext()).at is None
 
 
 def test_dragin_lites_gate_keeps_the_draft_before_the_word_only_when_truncating_there():
@@ -243,3 +243,19 @@ async def test_dragin_lite_writes_the_sentence_again_as_the_authors_code_does():
     out, lm = await dragin_run("sentence", 25)
     assert out["answer"] == "Alpha Beta founded Kelmor Works in 1950."
     assert lm.lm.prompts[1].endswith("<|im_start|>assistant\n")  # nothing of the draft kept
+
+
+def test_the_gate_walks_a_draft_once_for_a_word_trigger(monkeypatch):
+    # The measure carries the decision, so the trigger itself is not asked again.
+    calls = []
+    real = word_triggers.etc_check
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(word_triggers, "etc_check", counted)
+    state = draft_state(DRAFT, RISING)
+    update = triggers.trigger_gate(state, Runtime(context=FlareContext(trigger="etc")))
+    assert update["step"] == {"fire": True} and update["decision"]["fire"] is True
+    assert len(calls) == 1
