@@ -1,14 +1,17 @@
 """Issue #21's side-by-side: every method on the same first 100 questions of the 2Wiki main
 table (default model), with paired p against flare and against none, a verdict on each
-published claim, and F1 against LM calls with the Pareto front.
+published claim, and F1 against LM calls with the Pareto front; then the same on the first 100
+HotpotQA questions (rpt dev, the union corpus) for the methods run there.
 
-Writes results/2wiki-after-flare-n100.md, .json and .png. Run it, like collect.py, from the
+Writes results/<table>.md, .json, -scores.json and .png for each table whose run folders
+exist (2wiki-after-flare-n100, hotpotqa-after-flare-n100). Run it, like collect.py, from the
 folder whose runs/ holds the run folders (results/run_all.sh); a run folder that is missing is
 left out and said so. A method that has not finished all the questions is shown on those it
 finished, with its n, and paired with the others on those.
 """
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,24 +22,51 @@ from activerag.evaluation.sweeps import _error_bars, pareto
 from activerag.evaluation.tables import markdown_table
 
 RUNS, OUT = Path("runs"), Path("results")
-NAME = "2wiki-after-flare-n100"
-QUESTIONS = "2wiki-gates-n100"  # its config holds the 100 question ids (the main table's first)
-SWEEP = "2wiki-gate-sweep-n100"
-"""Each gate at the 10/25/75/90% quantiles of its estimator on the 40 calibration questions
-(results/gate_thresholds.json), one run folder each; the median is the gates run."""
-SOURCES: dict[str, list[str] | None] = {  # run folder -> its methods to take (None: all)
-    "2wiki-main-n200": ["flare", "none", "single"],
-    "2wiki-gates-n100": None,
-    "2wiki-adaptive-n100": None,
-    # flare, none and single on these 100 questions alone, where the main run's folder is absent
-    "2wiki-main-n100": ["none", "single"],
-    "2wiki-flare-n100": ["flare"],
-    # the other methods, a run folder per group (results/run_all.sh)
-    "2wiki-ircot-n100": ["ircot"],
-    "2wiki-dragin-etc-n100": ["dragin_lite", "flare_etc"],
-    "2wiki-seakr-n100": ["flare_seakr"],
-    "2wiki-adaptive-prompt-n100": ["adaptive_rag_prompt"],  # needs no router
-}
+
+
+@dataclass(frozen=True)
+class Table:
+    """One side-by-side table: its questions, where each method's rows come from, its title."""
+
+    name: str
+    questions: str
+    """The run folder whose config holds the question ids."""
+    sources: dict[str, list[str] | None]
+    """Run folder -> its methods to take (None: all); a method is taken from the first."""
+    title: str
+    sweep: str | None = None
+    """Each gate at the 10/25/75/90% quantiles of its estimator on the 40 calibration
+    questions (results/gate_thresholds.json), one run folder each under runs/<sweep>/; the
+    median is the gates run."""
+    claims: list[str] = field(default_factory=list)
+    """Methods whose claims are judged here (empty: every claim)."""
+
+
+TWOWIKI = Table(
+    "2wiki-after-flare-n100", "2wiki-gates-n100", {
+        "2wiki-main-n200": ["flare", "none", "single"],
+        "2wiki-gates-n100": None,
+        "2wiki-adaptive-n100": None,
+        # flare, none and single on these 100 questions alone, where the main run's is absent
+        "2wiki-main-n100": ["none", "single"],
+        "2wiki-flare-n100": ["flare"],
+        # the other methods, a run folder per group (results/run_all.sh)
+        "2wiki-ircot-n100": ["ircot"],
+        "2wiki-dragin-etc-n100": ["dragin_lite", "flare_etc"],
+        "2wiki-seakr-n100": ["flare_seakr"],
+        "2wiki-adaptive-prompt-n100": ["adaptive_rag_prompt"],  # needs no router
+    },
+    "2WikiMultihopQA, first 100 questions of the main table", sweep="2wiki-gate-sweep-n100")
+HOTPOT = Table(
+    "hotpotqa-after-flare-n100", "hotpotqa-n100", {
+        "hotpotqa-n100": None,  # none, single and the best new methods on 2Wiki
+        "hotpotqa-flare-n100": ["flare"],
+        "hotpotqa-ircot-n100": ["ircot"],
+    },
+    "HotpotQA (rpt dev), first 100 questions, union corpus",
+    claims=["ircot", "flare", "gate_entropy_max", "gate_entropy_mean", "adaptive_rag_prompt"])
+TABLES = [TWOWIKI, HOTPOT]
+
 ORDER = ["flare", "none", "single", "ircot", "adaptive_rag", "adaptive_rag_prompt",
          "gate_entropy_mean", "gate_entropy_max", "gate_perplexity", "gate_lexsim",
          "flare_etc", "dragin_lite", "flare_seakr"]
@@ -59,13 +89,17 @@ CLAIMS: list[tuple[str, str, str]] = [  # (published claim, method, against)
 ]
 
 
-def load_rows() -> tuple[list[dict[str, Any]], list[str]]:
-    """The rows of every source on the QUESTIONS run's ids, and the methods present in order.
+def question_ids(table: Table) -> set[str]:
+    return set(json.loads((RUNS / table.questions / "config.json").read_text())["ids"])
+
+
+def load_rows(table: Table) -> tuple[list[dict[str, Any]], list[str]]:
+    """The rows of every source on the table's question ids, and the methods present in order.
     A method is taken from the first source that holds it (the main run before its re-run), so
     no question is counted twice."""
-    ids = set(json.loads((RUNS / QUESTIONS / "config.json").read_text())["ids"])
+    ids = question_ids(table)
     rows: list[dict[str, Any]] = []
-    for folder, keep in SOURCES.items():
+    for folder, keep in table.sources.items():
         if not (RUNS / folder / "examples.jsonl").exists():
             print(f"left out {folder}: no rows in runs/")
             continue
@@ -76,12 +110,14 @@ def load_rows() -> tuple[list[dict[str, Any]], list[str]]:
     return rows, [m for m in ORDER if m in present] + sorted(present - set(ORDER))
 
 
-def sweep_rows() -> list[dict[str, Any]]:
-    """The gates' threshold sweep (runs/SWEEP/<estimator>-q<quantile>), each row's method
-    renamed "<gate> t=<threshold>"; the ids kept are the QUESTIONS run's."""
-    ids = set(json.loads((RUNS / QUESTIONS / "config.json").read_text())["ids"])
+def sweep_rows(table: Table) -> list[dict[str, Any]]:
+    """The gates' threshold sweep (runs/<sweep>/<estimator>-q<quantile>), each row's method
+    renamed "<gate> t=<threshold>"; the ids kept are the table's."""
+    if table.sweep is None:
+        return []
+    ids = question_ids(table)
     rows: list[dict[str, Any]] = []
-    for folder in sorted((RUNS / SWEEP).glob("*/examples.jsonl")):
+    for folder in sorted((RUNS / table.sweep).glob("*/examples.jsonl")):
         config = json.loads((folder.parent / "config.json").read_text())
         (method, ctx), = config["contexts"].items()
         label = f"{method} t={ctx['gate_threshold']:g}"
@@ -124,10 +160,12 @@ def verdict(claim: str, d: dict[str, Any]) -> str:
     return "not shown (p >= 0.05)"
 
 
-def claims_table(rows: list[dict[str, Any]]) -> str:
+def claims_table(rows: list[dict[str, Any]], table: Table) -> str:
     lines = ["| published claim | here: F1 difference [95% interval] | p | n | LM calls per "
              "question (method / against) | verdict |", "|---|---|---|---|---|---|"]
     for claim, method, against in CLAIMS:
+        if table.claims and not {method, against} <= {*table.claims, "none"}:
+            continue
         d = paired(rows, method, against)
         if d is None:
             lines.append(f"| {claim} | {method} or {against} not run | - | - | - | not measured |")
@@ -141,7 +179,7 @@ def claims_table(rows: list[dict[str, Any]]) -> str:
 
 
 def plot(summary: dict[str, dict[str, Any]], swept: dict[str, dict[str, Any]],
-         path: Path) -> list[str]:
+         path: Path, title: str) -> list[str]:
     """F1 (95% intervals) against LM calls per question, every method a point, each gate's
     thresholds (SWEPT, with its own run) a line, the Pareto front of them all dashed; returns
     the front, cheapest first."""
@@ -176,8 +214,7 @@ def plot(summary: dict[str, dict[str, Any]], swept: dict[str, dict[str, Any]],
     ax.set_xscale("log")
     ax.set_xlabel("LM calls per question (log scale)")
     ax.set_ylabel("F1 (%), bars: 95% intervals")
-    ax.set_title("2WikiMultihopQA, first 100 questions of the main table, default model "
-                 "(Qwen2.5-Coder-0.5B)", fontsize=9)
+    ax.set_title(f"{title}, default model (Qwen2.5-Coder-0.5B)", fontsize=9)
     ax.legend(loc="lower right", fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -196,20 +233,46 @@ def scores(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
-    rows, methods = load_rows()
+def header(table: Table, n: int) -> str:
+    """The table's title and what was run (the 2Wiki text is the committed table's)."""
+    if table is TWOWIKI:
+        return (
+            f"### Every method on the same {n} 2WikiMultihopQA questions (issue #21; the first "
+            "100 of the main table; default model, paper exemplars with their retrieved "
+            "documents, BM25 k=2, answers capped at 128 tokens, LM cache shared)\n\n"
+            "flare, none and single are the main run's rows (or the same methods re-run on these "
+            "100 questions, which gave the same answers); each method's thresholds were fixed "
+            "before its run (results/gate_thresholds.json for the gates; the papers' or the "
+            "registry's defaults for the others). ")
+    return (
+        f"### The same methods on {n} HotpotQA questions (issue #21; the first 100 of rpt's "
+        "official dev split; default model, the paper's 2Wiki exemplars with the documents BM25 "
+        "retrieves for them, BM25 k=2 over the 32,140-paragraph union corpus, answers capped at "
+        "128 tokens, LM cache shared; IRCoT with its own HotpotQA exemplars)\n\n"
+        "none, single, flare, ircot and the three new methods with the highest F1 on the 2Wiki "
+        "table (gate_entropy_max, adaptive_rag_prompt, gate_entropy_mean: chosen by the 2Wiki "
+        "point estimates, which are within noise of one another), with the thresholds of the "
+        "2Wiki runs. ")
+
+
+def report(table: Table) -> None:
+    """Write TABLE's .md, .json, -scores.json and .png from its run folders."""
+    if not (RUNS / table.questions / "config.json").exists():
+        print(f"skipped {table.name}: runs/{table.questions} is missing")
+        return
+    rows, methods = load_rows(table)
     if "flare" not in methods or "none" not in methods:
-        print(f"skipped {NAME}: the main run's flare and none rows are missing")
+        print(f"skipped {table.name}: its flare and none rows are missing")
         return
     against_flare = summarise_methods(rows, methods)
     against_none = summarise_methods(rows, ["none"] + [m for m in methods if m != "none"])
-    swept_rows = sweep_rows()
+    swept_rows = sweep_rows(table)
     swept_names = sorted({r["method"] for r in swept_rows},
                          key=lambda m: (m.split(" ")[0], float(m.split("=")[1])))
     swept = summarise_methods([r for r in rows if r["method"] == "flare"] + swept_rows,
                               ["flare", *swept_names])
     swept.pop("flare")
-    front = plot(against_flare, swept, OUT / f"{NAME}.png")
+    front = plot(against_flare, swept, OUT / f"{table.name}.png", table.title)
     sweep_text = (
         "#### Each gate's threshold swept (p against flare)\n\nThresholds: the 10, 25, 75 and "
         "90% quantiles of each estimator's values on the 40 calibration questions "
@@ -223,17 +286,12 @@ def main() -> None:
         if swept else "")
     n = max(s["n"] for s in against_flare.values())
     text = (
-        f"### Every method on the same {n} 2WikiMultihopQA questions (issue #21; the first 100 "
-        "of the main table; default model, paper exemplars with their retrieved documents, "
-        "BM25 k=2, answers capped at 128 tokens, LM cache shared)\n\n"
-        "flare, none and single are the main run's rows (or the same methods re-run on these "
-        "100 questions, which gave the same answers); each method's thresholds were fixed "
-        "before its run (results/gate_thresholds.json for the gates; the papers' or the "
-        "registry's defaults for the others). A row with a smaller n finished only those "
+        header(table, n) +
+        "A row with a smaller n finished only those "
         "questions; its p is paired on them. Seconds per question are not comparable across "
         "rows: rows that share requests took them from the cache; LM calls and tokens count "
         "every request, cached or not.\n\n"
-        "#### The published claims\n\n" + claims_table(rows) +
+        "#### The published claims\n\n" + claims_table(rows, table) +
         f"\n'≈' needs the 95% interval of the paired F1 difference inside ±{MARGIN} (fixed "
         "before the runs). 'Not shown' is not 'refuted': at n = 100 a difference of a few F1 "
         "points is within noise.\n\n"
@@ -241,11 +299,12 @@ def main() -> None:
         f"#### Against none (no retrieval)\n\n{markdown_table(against_none)}\n"
         + sweep_text +
         f"Pareto front of F1 against LM calls per question: {', '.join(front)} "
-        f"(plot: {NAME}.png)\n")
-    (OUT / f"{NAME}.md").write_text(text)
-    (OUT / f"{NAME}.json").write_text(json.dumps(against_flare, indent=1))
-    (OUT / f"{NAME}-scores.json").write_text(json.dumps(scores(rows + swept_rows)))
+        f"(plot: {table.name}.png)\n")
+    (OUT / f"{table.name}.md").write_text(text)
+    (OUT / f"{table.name}.json").write_text(json.dumps(against_flare, indent=1))
+    (OUT / f"{table.name}-scores.json").write_text(json.dumps(scores(rows + swept_rows)))
     print(text)
 
 
-main()
+for each in TABLES:
+    report(each)

@@ -132,5 +132,16 @@ for spec in entropy_mean:0.187,0.25,0.57,0.757 entropy_max:1.857,1.958,2.521,2.9
     i=$((i + 1))
   done
 done
-# Every method side by side, the claims' verdicts and the Pareto plot (results/2wiki-after-flare-n100.*)
+# HotpotQA (issue #21): the first 100 of rpt's official dev split over the union corpus (ingested
+# above), none, single, FLARE, IRCoT (its own HotpotQA exemplars) and the three new methods with
+# the highest F1 on 2Wiki, with the 2Wiki runs' thresholds.
+HOTPOT_AF=(--dataset hotpotqa --prompts paper --store "$UNION" --max-answer-tokens 128
+           --concurrency 4 --n 100 --cache)
+activerag eval "${HOTPOT_AF[@]}" --run runs/hotpotqa-n100 \
+  --methods none,single,gate_entropy_max,gate_entropy_mean,adaptive_rag_prompt
+activerag eval "${HOTPOT_AF[@]}" --run runs/hotpotqa-flare-n100 --methods flare
+activerag eval "${HOTPOT_AF[@]}" --run runs/hotpotqa-ircot-n100 --methods ircot \
+  --ircot-exemplars hotpotqa
+# Every method side by side, the claims' verdicts and the Pareto plots
+# (results/2wiki-after-flare-n100.*, results/hotpotqa-after-flare-n100.*)
 python results/after_flare.py
