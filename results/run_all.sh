@@ -126,7 +126,7 @@ activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --run runs/2wiki-a
 for spec in entropy_mean:0.187,0.25,0.57,0.757 entropy_max:1.857,1.958,2.521,2.944 \
             perplexity:0.102,0.118,0.329,0.473 lexsim:0.373,0.412,0.464,0.486; do
   est=${spec%%:*}; i=0
-  for t in ${spec#*:}; do
+  for t in $(tr , " " <<< "${spec#*:}"); do
     q=(10 25 75 90); activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache \
       --methods gate_$est --gate-threshold "$t" --run runs/2wiki-gate-sweep-n100/$est-q${q[$i]}
     i=$((i + 1))
