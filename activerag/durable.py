@@ -186,6 +186,12 @@ async def _check_run(saver: Any, thread: str, method: str, context: Any, held: b
         await _record(saver, thread, settings)
 
 
+def _same_question(stored: Any, asked: Any) -> bool:
+    """Whether a thread's STORED question is the one ASKED again: the graphs keep it without
+    surrounding whitespace (nodes.base.checked_question), so "Who? " resumes "Who?"."""
+    return isinstance(stored, str) and isinstance(asked, str) and stored.strip() == asked.strip()
+
+
 async def stream(graph: Any, given: dict[str, Any], context: Any, saver: Any, thread: str,
                  modes: Sequence[str] = ("custom", "values"),
                  method: str = "", local: Sequence[str] = ()) -> AsyncIterator[tuple[str, Any]]:
@@ -201,7 +207,7 @@ async def stream(graph: Any, given: dict[str, Any], context: Any, saver: Any, th
     values = state.values or {}
     await _check_run(saver, thread, method, context, bool(values), local)
     start: dict[str, Any] | None = given
-    if values and values.get("question") == given.get("question"):
+    if values and _same_question(values.get("question"), given.get("question")):
         if not state.next:
             log.warning("thread %s already answered this question; its stored answer follows",
                         thread)

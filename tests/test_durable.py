@@ -62,6 +62,18 @@ async def test_a_finished_thread_gives_its_answer_without_running(tmp_path):
             await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t")
 
 
+async def test_a_question_with_surrounding_spaces_resumes_its_own_run(tmp_path):
+    # The graph keeps the question stripped; a dataset's "Who? " must resume, not be refused
+    # as another question (HotpotQA's dev set has such questions).
+    lm = DiesAfter(script(), at=2)
+    asked = {"question": f" {QUESTION} "}
+    async with durable.checkpoints(tmp_path / "c.sqlite") as saver:
+        with pytest.raises(Killed):
+            await durable.final(graph(lm), asked, CTX, saver, "t")
+        out = await durable.final(graph(lm), asked, CTX, saver, "t")
+    assert len(lm.prompts) == 3 and out["question"] == QUESTION
+
+
 async def test_an_unfinished_thread_refuses_another_question(tmp_path):
     lm = DiesAfter(script(), at=1)
     async with durable.checkpoints(tmp_path / "c.sqlite") as saver:
