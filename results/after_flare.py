@@ -1,13 +1,17 @@
 """Issue #21's side-by-side: every method on the same first 100 questions of the 2Wiki main
 table (default model), with paired p against flare and against none, a verdict on each
 published claim, and F1 against LM calls with the Pareto front; then the same on the first 100
-HotpotQA questions (rpt dev, the union corpus) for the methods run there.
+HotpotQA questions (rpt dev, the union corpus) for the methods run there, and none, single,
+FLARE, IRCoT and the best new method on the main table's 200 2Wiki questions.
 
 Writes results/<table>.md, .json, -scores.json and .png for each table whose run folders
-exist (2wiki-after-flare-n100, hotpotqa-after-flare-n100). Run it, like collect.py, from the
-folder whose runs/ holds the run folders (results/run_all.sh); a run folder that is missing is
-left out and said so. A method that has not finished all the questions is shown on those it
-finished, with its n, and paired with the others on those.
+exist (2wiki-after-flare-n100, hotpotqa-after-flare-n100, 2wiki-after-flare-n200). Run it, like
+collect.py, from the folder whose runs/ holds the run folders (results/run_all.sh); a run folder
+that is missing is left out and said so, except that a method it held whose rows were committed
+(results/<table>.json and -scores.json) keeps its committed row. A method that has not finished
+all the questions is shown on those it finished, with its n, and paired with the others on
+those. Rows are taken in question order, so the bootstrap's intervals do not depend on the
+order in which a run's questions finished.
 """
 
 import json
@@ -17,7 +21,7 @@ from typing import Any
 
 from activerag.evaluation.evaluate import Run
 from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
-from activerag.evaluation.summaries import summarise_methods
+from activerag.evaluation.summaries import summarise, summarise_methods, versus
 from activerag.evaluation.sweeps import _error_bars, pareto
 from activerag.evaluation.tables import markdown_table
 
@@ -65,7 +69,14 @@ HOTPOT = Table(
     },
     "HotpotQA (rpt dev), first 100 questions, union corpus",
     claims=["ircot", "flare", "gate_entropy_max", "gate_entropy_mean", "adaptive_rag_prompt"])
-TABLES = [TWOWIKI, HOTPOT]
+TWOWIKI200 = Table(
+    "2wiki-after-flare-n200", "2wiki-n200", {
+        "2wiki-n200": None,  # none, single, flare and the best new method on the 100
+        "2wiki-ircot-n200": ["ircot"],
+    },
+    "2WikiMultihopQA, first 200 questions of the main table",
+    claims=["ircot", "flare", "gate_entropy_max"])
+TABLES = [TWOWIKI, HOTPOT, TWOWIKI200]
 
 ORDER = ["flare", "none", "single", "ircot", "adaptive_rag", "adaptive_rag_prompt",
          "gate_entropy_mean", "gate_entropy_max", "gate_perplexity", "gate_lexsim",
@@ -90,24 +101,81 @@ CLAIMS: list[tuple[str, str, str]] = [  # (published claim, method, against)
 
 
 def question_ids(table: Table) -> set[str]:
-    return set(json.loads((RUNS / table.questions / "config.json").read_text())["ids"])
+    return set(question_order(table))
 
 
-def load_rows(table: Table) -> tuple[list[dict[str, Any]], list[str]]:
-    """The rows of every source on the table's question ids, and the methods present in order.
-    A method is taken from the first source that holds it (the main run before its re-run), so
-    no question is counted twice."""
+def load_rows(table: Table) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+    """The rows of every source on the table's question ids, the methods present in order, and
+    the committed summaries of the methods whose run folder is gone. A method is taken from the
+    first source that holds it (the main run before its re-run), so no question is counted
+    twice; a method no run folder holds is taken from the table's committed results (its
+    per-question scores and its summary), so that losing a run folder with its machine does not
+    drop a row that was measured."""
     ids = question_ids(table)
     rows: list[dict[str, Any]] = []
+    missing: list[str] = []
     for folder, keep in table.sources.items():
         if not (RUNS / folder / "examples.jsonl").exists():
             print(f"left out {folder}: no rows in runs/")
+            missing += keep or []
             continue
         taken = {r["method"] for r in rows}
         rows += [r for r in Run(RUNS / folder).rows() if r["id"] in ids
                  and (keep is None or r["method"] in keep) and r["method"] not in taken]
+    frozen = committed(table, [m for m in missing if m not in {r["method"] for r in rows}])
+    rows += [r for m in frozen for r in frozen_rows(table, m) if r["id"] in ids]
     present = {r["method"] for r in rows}
-    return rows, [m for m in ORDER if m in present] + sorted(present - set(ORDER))
+    return (in_question_order(table, rows),
+            [m for m in ORDER if m in present] + sorted(present - set(ORDER)), frozen)
+
+
+def in_question_order(table: Table, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """ROWS in the order of the table's questions (stable within a question), so that the
+    bootstrap, which resamples positions with a fixed seed, gives the same intervals whatever
+    order the questions of a run finished in (or came from the cache in)."""
+    position = {i: k for k, i in enumerate(question_order(table))}
+    return sorted(rows, key=lambda r: position[r["id"]])
+
+
+def question_order(table: Table) -> list[str]:
+    return list(json.loads((RUNS / table.questions / "config.json").read_text())["ids"])
+
+
+def committed(table: Table, methods: list[str]) -> dict[str, Any]:
+    """The committed summaries (results/<table>.json) of METHODS that also have committed
+    per-question scores."""
+    summary_path, scores_path = OUT / f"{table.name}.json", OUT / f"{table.name}-scores.json"
+    if not (summary_path.exists() and scores_path.exists()):
+        return {}
+    summaries = json.loads(summary_path.read_text())
+    saved = json.loads(scores_path.read_text())["methods"]
+    found = {m: summaries[m] for m in methods if m in summaries and m in saved}
+    for m in found:
+        print(f"{m}: its run folder is gone; taken from results/{table.name}.json and "
+              "-scores.json as committed")
+    return found
+
+
+def frozen_rows(table: Table, method: str) -> list[dict[str, Any]]:
+    """METHOD's committed per-question scores as rows (id, method and the scored fields)."""
+    saved = json.loads((OUT / f"{table.name}-scores.json").read_text())
+    keys = saved["fields"]
+    return [{"id": i, "method": method, **dict(zip(keys, values, strict=True))}
+            for i, values in saved["methods"][method].items()]
+
+
+def summaries(rows: list[dict[str, Any]], methods: list[str], first: str,
+              frozen: dict[str, Any]) -> dict[str, Any]:
+    """Each method's summary, FIRST first, every other one against FIRST (paired); a frozen
+    method's summary is its committed one, its comparison recomputed from its scores."""
+    by_method = {m: [r for r in rows if r["method"] == m] for m in methods}
+    out: dict[str, Any] = {}
+    for m in [first] + [m for m in methods if m != first]:
+        out[m] = dict(frozen[m]) if m in frozen else summarise(by_method[m])
+        out[m].pop("vs_first", None)
+        if m != first and by_method[m] and by_method[first]:
+            out[m]["vs_first"] = versus(by_method[m], by_method[first], first)
+    return out
 
 
 def sweep_rows(table: Table) -> list[dict[str, Any]]:
@@ -122,7 +190,7 @@ def sweep_rows(table: Table) -> list[dict[str, Any]]:
         (method, ctx), = config["contexts"].items()
         label = f"{method} t={ctx['gate_threshold']:g}"
         rows += [{**r, "method": label} for r in Run(folder.parent).rows() if r["id"] in ids]
-    return rows
+    return in_question_order(table, rows)
 
 
 def paired(rows: list[dict[str, Any]], method: str, against: str) -> dict[str, Any] | None:
@@ -244,6 +312,14 @@ def header(table: Table, n: int) -> str:
             "100 questions, which gave the same answers); each method's thresholds were fixed "
             "before its run (results/gate_thresholds.json for the gates; the papers' or the "
             "registry's defaults for the others). ")
+    if table is TWOWIKI200:
+        return (
+            f"### none, single, FLARE, IRCoT and the best new method on {n} 2WikiMultihopQA "
+            "questions (issue #21; the main table's 200, settings as in the 100-question "
+            "table)\n\n"
+            "The best new method is the one with the highest F1 on the 100-question table "
+            "(gate_entropy_max, at its median threshold; chosen by a point estimate within "
+            "noise of the others); its first 100 questions are that table's. ")
     return (
         f"### The same methods on {n} HotpotQA questions (issue #21; the first 100 of rpt's "
         "official dev split; default model, the paper's 2Wiki exemplars with the documents BM25 "
@@ -260,12 +336,12 @@ def report(table: Table) -> None:
     if not (RUNS / table.questions / "config.json").exists():
         print(f"skipped {table.name}: runs/{table.questions} is missing")
         return
-    rows, methods = load_rows(table)
+    rows, methods, frozen = load_rows(table)
     if "flare" not in methods or "none" not in methods:
         print(f"skipped {table.name}: its flare and none rows are missing")
         return
-    against_flare = summarise_methods(rows, methods)
-    against_none = summarise_methods(rows, ["none"] + [m for m in methods if m != "none"])
+    against_flare = summaries(rows, methods, "flare", frozen)
+    against_none = summaries(rows, methods, "none", frozen)
     swept_rows = sweep_rows(table)
     swept_names = sorted({r["method"] for r in swept_rows},
                          key=lambda m: (m.split(" ")[0], float(m.split("=")[1])))
@@ -286,14 +362,18 @@ def report(table: Table) -> None:
         if swept else "")
     n = max(s["n"] for s in against_flare.values())
     text = (
-        header(table, n) +
+        header(table, n) + (
+            f"{', '.join(frozen)}: the row{'s are' if len(frozen) > 1 else ' is'} as "
+            "committed before its run folder was lost with its machine (its paired tests "
+            f"recomputed from the committed per-question scores, {table.name}-scores.json). "
+            if frozen else "") +
         "A row with a smaller n finished only those "
         "questions; its p is paired on them. Seconds per question are not comparable across "
         "rows: rows that share requests took them from the cache; LM calls and tokens count "
         "every request, cached or not.\n\n"
         "#### The published claims\n\n" + claims_table(rows, table) +
         f"\n'≈' needs the 95% interval of the paired F1 difference inside ±{MARGIN} (fixed "
-        "before the runs). 'Not shown' is not 'refuted': at n = 100 a difference of a few F1 "
+        f"before the runs). 'Not shown' is not 'refuted': at n = {n} a difference of a few F1 "
         "points is within noise.\n\n"
         f"#### Against flare\n\n{markdown_table(against_flare)}\n"
         f"#### Against none (no retrieval)\n\n{markdown_table(against_none)}\n"
@@ -306,5 +386,6 @@ def report(table: Table) -> None:
     print(text)
 
 
-for each in TABLES:
-    report(each)
+if __name__ == "__main__":
+    for each in TABLES:
+        report(each)

@@ -1,0 +1,79 @@
+"""results/after_flare.py: a lost run folder keeps its committed row, and the intervals do not
+depend on the order in which a run's questions finished."""
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "results" / "after_flare.py"
+IDS = [f"q{i}" for i in range(12)]
+
+
+@pytest.fixture()
+def af(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").mkdir()
+    spec = importlib.util.spec_from_file_location("after_flare_under_test", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def row(method: str, qid: str, f1: float, calls: int = 1) -> dict[str, Any]:
+    return {"method": method, "id": qid, "em": float(f1 == 1.0), "f1": f1,
+            "gold_title_recall": 0.5, "sentences": 2, "retrieved_sentences": 1,
+            "lm_calls": calls, "retrieval_steps": 1, "prompt_tokens": 10,
+            "generated_tokens": 5, "answer_tokens": 4, "seconds": 0.5}
+
+
+def write_run(folder: Path, rows: list[dict[str, Any]]) -> None:
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"ids": IDS}))
+    (folder / "examples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def scored(i: int, shift: float) -> float:
+    return round((i * 7 % 5) / 4 * 0.9 + shift, 3)
+
+
+def table(af: Any, reverse: bool = False) -> Any:
+    rows = [row(m, q, scored(i, s), c) for m, s, c in (("flare", 0.1, 6), ("none", 0.0, 1))
+            for i, q in enumerate(IDS)]
+    write_run(Path("runs/main"), rows[::-1] if reverse else rows)
+    return af.Table("t-n12", "main", {"main": None, "gone": ["ircot"]}, "test table",
+                    claims=["ircot", "flare"])
+
+
+def test_rows_come_in_question_order_whatever_order_they_finished(af: Any) -> None:
+    af.report(table(af))
+    forward = Path("results/t-n12.md").read_text()
+    for f in Path("runs").iterdir():
+        for p in f.iterdir():
+            p.unlink()
+        f.rmdir()
+    af.report(table(af, reverse=True))
+    assert Path("results/t-n12.md").read_text() == forward
+
+
+def test_a_lost_run_folder_keeps_its_committed_row(af: Any,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    t = table(af)
+    committed = {"n": 12, "f1": 0.4, "f1_ci": [0.3, 0.5], "em": 0.1, "em_ci": [0.0, 0.2],
+                 "lm_calls_per_question": 4.0, "retrieval_rate": 0.5,
+                 "retrievals_per_question": 3.0, "seconds_per_question": 9.0}
+    Path("results/t-n12.json").write_text(json.dumps({"ircot": committed}))
+    Path("results/t-n12-scores.json").write_text(json.dumps({
+        "fields": ["em", "f1", "gold_title_recall", "lm_calls", "retrieval_steps"],
+        "methods": {"ircot": {q: [0.0, 0.4, 0.5, 4, 3] for q in IDS}}}))
+    af.report(t)
+    text = Path("results/t-n12.md").read_text()
+    assert "ircot: the row is as committed" in text
+    assert "| ircot | 12 | 0.100 [0.000, 0.200] | 0.400 [0.300, 0.500]" in text
+    assert "ircot - flare:" in text  # the claim paired from the committed scores
+    saved = json.loads(Path("results/t-n12-scores.json").read_text())["methods"]
+    assert set(saved) == {"flare", "none", "ircot"}  # written back, so it is not lost next time
+    assert "taken from results/t-n12.json" in capsys.readouterr().out
