@@ -142,6 +142,13 @@ activerag eval "${HOTPOT_AF[@]}" --run runs/hotpotqa-n100 \
 activerag eval "${HOTPOT_AF[@]}" --run runs/hotpotqa-flare-n100 --methods flare
 activerag eval "${HOTPOT_AF[@]}" --run runs/hotpotqa-ircot-n100 --methods ircot \
   --ircot-exemplars hotpotqa
+# n >= 200 (issue #21): none, single, FLARE, IRCoT and the best new method on 2Wiki (the first
+# 100 of each come from the cache of the runs above).
+activerag eval --dataset 2wiki "${COMMON[@]}" --n 200 --cache --run runs/2wiki-n200 \
+  --methods none,single,flare,gate_entropy_max
+activerag eval --dataset 2wiki "${COMMON[@]}" --n 200 --cache --run runs/2wiki-ircot-n200 \
+  --methods ircot
 # Every method side by side, the claims' verdicts and the Pareto plots
-# (results/2wiki-after-flare-n100.*, results/hotpotqa-after-flare-n100.*)
+# (results/2wiki-after-flare-n100.*, results/hotpotqa-after-flare-n100.*,
+#  results/2wiki-after-flare-n200.*)
 python results/after_flare.py
