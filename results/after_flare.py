@@ -252,6 +252,7 @@ def plot(summary: dict[str, dict[str, Any]], swept: dict[str, dict[str, Any]],
     thresholds (SWEPT, with its own run) a line, the Pareto front of them all dashed; returns
     the front, cheapest first."""
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -280,6 +281,9 @@ def plot(summary: dict[str, dict[str, Any]], swept: dict[str, dict[str, Any]],
             [every[m]["f1"] * 100 for m in front], where="post", color="black",
             linestyle="--", linewidth=1, label="Pareto front")
     ax.set_xscale("log")
+    ticks = [t for t in (1, 1.5, 2, 3, 5, 10, 20, 30) if min(xs) / 1.2 <= t <= max(xs) * 1.2]
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel("LM calls per question (log scale)")
     ax.set_ylabel("F1 (%), bars: 95% intervals")
     ax.set_title(f"{title}, default model (Qwen2.5-Coder-0.5B)", fontsize=9)
