@@ -38,10 +38,10 @@ class Table:
     sources: dict[str, list[str] | None]
     """Run folder -> its methods to take (None: all); a method is taken from the first."""
     title: str
-    sweep: str | None = None
-    """Each gate at the 10/25/75/90% quantiles of its estimator on the 40 calibration
-    questions (results/gate_thresholds.json), one run folder each under runs/<sweep>/; the
-    median is the gates run."""
+    sweeps: list[str] = field(default_factory=list)
+    """Folders of one-variant run folders: each gate at the 10/25/75/90% quantiles of its
+    estimator on the 40 calibration questions (results/gate_thresholds.json; the median is the
+    gates run), FLARE at other θ than its 0.8."""
     claims: list[str] = field(default_factory=list)
     """Methods whose claims are judged here (empty: every claim)."""
 
@@ -60,7 +60,8 @@ TWOWIKI = Table(
         "2wiki-seakr-n100": ["flare_seakr"],
         "2wiki-adaptive-prompt-n100": ["adaptive_rag_prompt"],  # needs no router
     },
-    "2WikiMultihopQA, first 100 questions of the main table", sweep="2wiki-gate-sweep-n100")
+    "2WikiMultihopQA, first 100 questions of the main table",
+    sweeps=["2wiki-gate-sweep-n100", "2wiki-theta-sweep-n100"])
 HOTPOT = Table(
     "hotpotqa-after-flare-n100", "hotpotqa-n100", {
         "hotpotqa-n100": None,  # none, single and the best new methods on 2Wiki
@@ -179,16 +180,16 @@ def summaries(rows: list[dict[str, Any]], methods: list[str], first: str,
 
 
 def sweep_rows(table: Table) -> list[dict[str, Any]]:
-    """The gates' threshold sweep (runs/<sweep>/<estimator>-q<quantile>), each row's method
-    renamed "<gate> t=<threshold>"; the ids kept are the table's."""
-    if table.sweep is None:
-        return []
-    ids = question_ids(table)
+    """The threshold sweeps (runs/<sweep>/<variant>/, one method each), each row's method
+    renamed "<gate> t=<threshold>" or "flare θ=<theta>"; the ids kept are the table's."""
+    ids = question_ids(table) if table.sweeps else set()
     rows: list[dict[str, Any]] = []
-    for folder in sorted((RUNS / table.sweep).glob("*/examples.jsonl")):
+    for folder in [f for sweep in table.sweeps
+                   for f in sorted((RUNS / sweep).glob("*/examples.jsonl"))]:
         config = json.loads((folder.parent / "config.json").read_text())
         (method, ctx), = config["contexts"].items()
-        label = f"{method} t={ctx['gate_threshold']:g}"
+        label = (f"{method} θ={ctx['theta']:g}" if method == "flare"
+                 else f"{method} t={ctx['gate_threshold']:g}")
         rows += [{**r, "method": label} for r in Run(folder.parent).rows() if r["id"] in ids]
     return in_question_order(table, rows)
 
@@ -249,8 +250,8 @@ def claims_table(rows: list[dict[str, Any]], table: Table) -> str:
 def plot(summary: dict[str, dict[str, Any]], swept: dict[str, dict[str, Any]],
          path: Path, title: str) -> list[str]:
     """F1 (95% intervals) against LM calls per question, every method a point, each gate's
-    thresholds (SWEPT, with its own run) a line, the Pareto front of them all dashed; returns
-    the front, cheapest first."""
+    thresholds and FLARE's θ (SWEPT, with its own run) a line, the Pareto front of those that
+    answered every question dashed; returns the front, cheapest first."""
     import matplotlib
     import matplotlib.ticker
 
@@ -267,16 +268,18 @@ def plot(summary: dict[str, dict[str, Any]], swept: dict[str, dict[str, Any]],
         n = summary[m]["n"]
         ax.annotate(m + ("" if n == max(s["n"] for s in summary.values()) else f" (n={n})"),
                     (x, y), fontsize=7, textcoords="offset points", xytext=(5, 3))
-    for gate, marker in zip(GATES, "sD^v", strict=True):
+    for gate, marker in zip([*GATES, "flare"], "sD^vo", strict=True):
         curve = sorted([(v["lm_calls_per_question"], v["f1"] * 100)
                         for label, v in swept.items() if label.split(" ")[0] == gate]
                        + ([(summary[gate]["lm_calls_per_question"], summary[gate]["f1"] * 100)]
                           if gate in summary else []))
         if len(curve) > 1:
             ax.plot(*zip(*curve, strict=True), marker=marker, markersize=4, linewidth=0.8,
-                    alpha=0.7, label=f"{gate}, thresholds swept")
+                    alpha=0.7, label=f"{gate}, {'θ' if gate == 'flare' else 'thresholds'} swept")
     every = {**summary, **swept}
-    front = pareto([(m, s["lm_calls_per_question"], s["f1"]) for m, s in every.items()])
+    full = max(s["n"] for s in every.values())  # a run cut short is not on the front
+    front = pareto([(m, s["lm_calls_per_question"], s["f1"]) for m, s in every.items()
+                    if s["n"] == full])
     ax.step([every[m]["lm_calls_per_question"] for m in front],
             [every[m]["f1"] * 100 for m in front], where="post", color="black",
             linestyle="--", linewidth=1, label="Pareto front")
@@ -352,15 +355,19 @@ def report(table: Table) -> None:
     swept = summarise_methods([r for r in rows if r["method"] == "flare"] + swept_rows,
                               ["flare", *swept_names])
     swept.pop("flare")
+    thetas = [m.split("=")[1] for m in swept_names if m.startswith("flare ")]
     front = plot(against_flare, swept, OUT / f"{table.name}.png", table.title)
     sweep_text = (
-        "#### Each gate's threshold swept (p against flare)\n\nThresholds: the 10, 25, 75 and "
-        "90% quantiles of each estimator's values on the 40 calibration questions "
+        "#### Each gate's threshold and FLARE's θ swept (p against flare)\n\nThresholds: the "
+        "10, 25, 75 and 90% quantiles of each estimator's values on the 40 calibration questions "
         "(results/gate_thresholds.json; the median is the gate's own row above), fixed before "
         "the sweep; its requests came from the LM cache wherever an earlier run had made them "
         "(the gates' first passes, single's retrieval passes), so it took about a second a "
-        "question. FLARE's θ and ETC's and DRAGIN-lite's thresholds are not swept "
-        "on these questions: each of their points is a full run of new requests.\n\n"
+        "question. " + (
+            f"FLARE at θ = {', '.join(thetas)} (fixed before the runs; 0.8 is its row above): "
+            "each a full run, its first drafts from the cache. " if thetas else "") +
+        "ETC's and DRAGIN-lite's thresholds are not swept on these questions: each of their "
+        "points is a full run of new requests.\n\n"
         + markdown_table(
             {"flare": against_flare["flare"], **swept}, label="variant") + "\n"
         if swept else "")

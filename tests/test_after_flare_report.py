@@ -77,3 +77,13 @@ def test_a_lost_run_folder_keeps_its_committed_row(af: Any,
     saved = json.loads(Path("results/t-n12-scores.json").read_text())["methods"]
     assert set(saved) == {"flare", "none", "ircot"}  # written back, so it is not lost next time
     assert "taken from results/t-n12.json" in capsys.readouterr().out
+
+
+def test_a_run_cut_short_is_not_on_the_pareto_front(af: Any) -> None:
+    t = table(af)
+    write_run(Path("runs/gone"), [row("ircot", q, 1.0, 2) for q in IDS[:3]])  # 3 of 12
+    af.report(t)
+    text = Path("results/t-n12.md").read_text()
+    assert "| ircot | 3 |" in text
+    front = text.split("Pareto front of F1 against LM calls per question: ")[1].split(" (")[0]
+    assert front == "none, flare"
