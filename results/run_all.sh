@@ -142,6 +142,12 @@ activerag eval "${HOTPOT_AF[@]}" --run runs/hotpotqa-n100 \
 activerag eval "${HOTPOT_AF[@]}" --run runs/hotpotqa-flare-n100 --methods flare
 activerag eval "${HOTPOT_AF[@]}" --run runs/hotpotqa-ircot-n100 --methods ircot \
   --ircot-exemplars hotpotqa
+# FLARE's θ on the same 100 questions (issue #21; fixed before the runs: 0.4 and 0.6, beside the
+# main table's 0.8; each a full run, its first drafts from the cache).
+for t in 0.4 0.6; do
+  activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --methods flare --theta $t \
+    --run runs/2wiki-theta-sweep-n100/theta-$t
+done
 # n >= 200 (issue #21): none, single, FLARE, IRCoT and the best new method on 2Wiki (the first
 # 100 of each come from the cache of the runs above).
 activerag eval --dataset 2wiki "${COMMON[@]}" --n 200 --cache --run runs/2wiki-n200 \
