@@ -83,6 +83,11 @@ ORDER = ["flare", "none", "single", "ircot", "adaptive_rag", "adaptive_rag_promp
          "gate_entropy_mean", "gate_entropy_max", "gate_perplexity", "gate_lexsim",
          "flare_etc", "dragin_lite", "flare_seakr"]
 GATES = ["gate_entropy_mean", "gate_entropy_max", "gate_perplexity", "gate_lexsim"]
+THRESHOLD = {"flare_etc": "etc_threshold", "dragin_lite": "dragin_threshold"}
+"""The context field a swept method's threshold is in (the gates': gate_threshold)."""
+SWEPT = [*GATES, "flare", "flare_etc", "dragin_lite"]
+"""The methods whose sweeps the plot draws as lines, in the order of MARKERS."""
+MARKERS = "sD^vo*P"
 MARGIN = 0.05
 """The F1 difference within which two methods count as equal ("≈"): the 95% interval of the
 paired difference must lie inside ±MARGIN. Fixed before any of these runs was read."""
@@ -181,7 +186,7 @@ def summaries(rows: list[dict[str, Any]], methods: list[str], first: str,
 
 def sweep_rows(table: Table) -> list[dict[str, Any]]:
     """The threshold sweeps (runs/<sweep>/<variant>/, one method each), each row's method
-    renamed "<gate> t=<threshold>" or "flare θ=<theta>"; the ids kept are the table's."""
+    renamed "<method> t=<threshold>" or "flare θ=<theta>"; the ids kept are the table's."""
     ids = question_ids(table) if table.sweeps else set()
     rows: list[dict[str, Any]] = []
     for folder in [f for sweep in table.sweeps
@@ -189,7 +194,7 @@ def sweep_rows(table: Table) -> list[dict[str, Any]]:
         config = json.loads((folder.parent / "config.json").read_text())
         (method, ctx), = config["contexts"].items()
         label = (f"{method} θ={ctx['theta']:g}" if method == "flare"
-                 else f"{method} t={ctx['gate_threshold']:g}")
+                 else f"{method} t={ctx[THRESHOLD.get(method, 'gate_threshold')]:g}")
         rows += [{**r, "method": label} for r in Run(folder.parent).rows() if r["id"] in ids]
     return in_question_order(table, rows)
 
@@ -268,7 +273,7 @@ def plot(summary: dict[str, dict[str, Any]], swept: dict[str, dict[str, Any]],
         n = summary[m]["n"]
         ax.annotate(m + ("" if n == max(s["n"] for s in summary.values()) else f" (n={n})"),
                     (x, y), fontsize=7, textcoords="offset points", xytext=(5, 3))
-    for gate, marker in zip([*GATES, "flare"], "sD^vo", strict=True):
+    for gate, marker in zip(SWEPT, MARKERS, strict=True):
         curve = sorted([(v["lm_calls_per_question"], v["f1"] * 100)
                         for label, v in swept.items() if label.split(" ")[0] == gate]
                        + ([(summary[gate]["lm_calls_per_question"], summary[gate]["f1"] * 100)]
@@ -366,8 +371,12 @@ def report(table: Table) -> None:
         "question. " + (
             f"FLARE at θ = {', '.join(thetas)} (fixed before the runs; 0.8 is its row above): "
             "each a full run, its first drafts from the cache. " if thetas else "") +
-        "ETC's and DRAGIN-lite's thresholds are not swept on these questions: each of their "
-        "points is a full run of new requests.\n\n"
+        ("ETC's threshold at 0.9 and 1.7 and DRAGIN-lite's at 0.7 and 1.3 (0.7 and 1.3 times "
+         "their defaults, 1.3 and 1.0, fixed before the runs): each a full run; a row with a "
+         "smaller n did not finish and is not on the Pareto front."
+         if any(m.startswith(("flare_etc ", "dragin_lite ")) for m in swept_names) else
+         "ETC's and DRAGIN-lite's thresholds are not swept on these questions: each of their "
+         "points is a full run of new requests.") + "\n\n"
         + markdown_table(
             {"flare": against_flare["flare"], **swept}, label="variant") + "\n"
         if swept else "")

@@ -148,6 +148,13 @@ for t in 0.4 0.6; do
   activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --methods flare --theta $t \
     --run runs/2wiki-theta-sweep-n100/theta-$t
 done
+# ETC's and DRAGIN-lite's thresholds on the same questions (0.7 and 1.3 times their defaults,
+# fixed before the runs).
+for spec in flare_etc:etc:0.9 flare_etc:etc:1.7 dragin_lite:dragin:0.7 dragin_lite:dragin:1.3; do
+  IFS=: read -r method flag t <<< "$spec"
+  activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --methods "$method" \
+    "--$flag-threshold" "$t" --run "runs/2wiki-theta-sweep-n100/$method-$t"
+done
 # n >= 200 (issue #21): none, single, FLARE, IRCoT and the best new method on 2Wiki (the first
 # 100 of each come from the cache of the runs above).
 activerag eval --dataset 2wiki "${COMMON[@]}" --n 200 --cache --run runs/2wiki-n200 \

@@ -87,3 +87,18 @@ def test_a_run_cut_short_is_not_on_the_pareto_front(af: Any) -> None:
     assert "| ircot | 3 |" in text
     front = text.split("Pareto front of F1 against LM calls per question: ")[1].split(" (")[0]
     assert front == "none, flare"
+
+
+def test_each_swept_method_is_labelled_by_its_own_threshold(af: Any) -> None:
+    t = table(af)
+    t = af.Table(t.name, t.questions, t.sources, t.title, sweeps=["sweep"], claims=t.claims)
+    for method, ctx in (("flare_etc", {"etc_threshold": 0.9}), ("flare", {"theta": 0.4}),
+                        ("dragin_lite", {"dragin_threshold": 1.3})):
+        folder = Path("runs/sweep") / method
+        write_run(folder, [row(method, q, 0.5, 3) for q in IDS])
+        (folder / "config.json").write_text(json.dumps({"ids": IDS, "contexts": {method: ctx}}))
+    af.report(t)
+    text = Path("results/t-n12.md").read_text()
+    for label in ("flare_etc t=0.9", "flare θ=0.4", "dragin_lite t=1.3"):
+        assert f"| {label} | 12 |" in text
+    assert "ETC's threshold at 0.9 and 1.7" in text
