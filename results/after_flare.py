@@ -61,7 +61,7 @@ TWOWIKI = Table(
         "2wiki-adaptive-prompt-n100": ["adaptive_rag_prompt"],  # needs no router
     },
     "2WikiMultihopQA, first 100 questions of the main table",
-    sweeps=["2wiki-gate-sweep-n100", "2wiki-theta-sweep-n100"])
+    sweeps=["2wiki-gate-sweep-n100", "2wiki-theta-sweep-n100", "2wiki-trigger-sweep-n100"])
 HOTPOT = Table(
     "hotpotqa-after-flare-n100", "hotpotqa-n100", {
         "hotpotqa-n100": None,  # none, single and the best new methods on 2Wiki
