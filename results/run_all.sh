@@ -153,7 +153,7 @@ done
 for spec in flare_etc:etc:0.9 flare_etc:etc:1.7 dragin_lite:dragin:0.7 dragin_lite:dragin:1.3; do
   IFS=: read -r method flag t <<< "$spec"
   activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --methods "$method" \
-    "--$flag-threshold" "$t" --run "runs/2wiki-theta-sweep-n100/$method-$t"
+    "--$flag-threshold" "$t" --run "runs/2wiki-trigger-sweep-n100/$method-$t"
 done
 # n >= 200 (issue #21): none, single, FLARE, IRCoT and the best new method on 2Wiki (the first
 # 100 of each come from the cache of the runs above).
