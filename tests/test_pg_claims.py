@@ -105,7 +105,8 @@ async def test_a_worker_whose_event_loop_is_busy_keeps_its_leases(url):
             time.sleep(2.5)  # a store loading: nothing else runs on this loop
             assert await b.claim() is None
         assert errors == []
-        await asyncio.sleep(1.1)  # renewal stopped, as in a killed worker
+        await asyncio.sleep(1.5)  # renewal stopped, as in a killed worker (a margin over the
+        # 1 s lease: the database's wall clock and the loop's monotonic one may drift)
         assert await b.claim() == ITEMS[0]
 
 
@@ -126,7 +127,8 @@ async def test_a_question_finished_by_two_workers_counts_once(url):
         await a.start(CONFIG, ITEMS)
         for _ in ITEMS:
             await a.claim()
-        await asyncio.sleep(1.1)  # a stalls past its leases; b takes every question again
+        await asyncio.sleep(1.5)  # a stalls past its leases (with a margin, as above); b takes
+        # every question again
         for item in ITEMS:
             assert await b.claim() == item
             assert await b.finish(*item, row(*item, em=1.0))
