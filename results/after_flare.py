@@ -119,17 +119,15 @@ def load_rows(table: Table) -> tuple[list[dict[str, Any]], list[str], dict[str, 
     drop a row that was measured."""
     ids = question_ids(table)
     rows: list[dict[str, Any]] = []
-    missing: list[str] = []
     for folder, keep in table.sources.items():
         if not (RUNS / folder / "examples.jsonl").exists():
             print(f"left out {folder}: no rows in runs/")
-            missing += keep or []
             continue
         taken = {r["method"] for r in rows}
         rows += [r for r in Run(RUNS / folder).rows() if r["id"] in ids
                  and (keep is None or r["method"] in keep) and r["method"] not in taken]
-    frozen = committed(table, [m for m in missing if m not in {r["method"] for r in rows}])
-    rows += [r for m in frozen for r in frozen_rows(table, m) if r["id"] in ids]
+    frozen, kept = committed(table, {r["method"] for r in rows})
+    rows += [r for r in kept if r["id"] in ids]
     present = {r["method"] for r in rows}
     return (in_question_order(table, rows),
             [m for m in ORDER if m in present] + sorted(present - set(ORDER)), frozen)
@@ -147,27 +145,22 @@ def question_order(table: Table) -> list[str]:
     return list(json.loads((RUNS / table.questions / "config.json").read_text())["ids"])
 
 
-def committed(table: Table, methods: list[str]) -> dict[str, Any]:
-    """The committed summaries (results/<table>.json) of METHODS that also have committed
-    per-question scores."""
+def committed(table: Table, live: set[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The methods of the committed table (results/<table>.json and -scores.json) that no run
+    folder holds now (not in LIVE): their committed summaries, and their per-question scores
+    as rows (id, method and the scored fields)."""
     summary_path, scores_path = OUT / f"{table.name}.json", OUT / f"{table.name}-scores.json"
     if not (summary_path.exists() and scores_path.exists()):
-        return {}
-    summaries = json.loads(summary_path.read_text())
-    saved = json.loads(scores_path.read_text())["methods"]
-    found = {m: summaries[m] for m in methods if m in summaries and m in saved}
+        return {}, []
+    rows_of = json.loads(summary_path.read_text())
+    saved = json.loads(scores_path.read_text())
+    found = {m: rows_of[m] for m in rows_of if m in saved["methods"] and m not in live}
     for m in found:
         print(f"{m}: its run folder is gone; taken from results/{table.name}.json and "
               "-scores.json as committed")
-    return found
-
-
-def frozen_rows(table: Table, method: str) -> list[dict[str, Any]]:
-    """METHOD's committed per-question scores as rows (id, method and the scored fields)."""
-    saved = json.loads((OUT / f"{table.name}-scores.json").read_text())
     keys = saved["fields"]
-    return [{"id": i, "method": method, **dict(zip(keys, values, strict=True))}
-            for i, values in saved["methods"][method].items()]
+    return found, [{"id": i, "method": m, **dict(zip(keys, values, strict=True))}
+                   for m in found for i, values in saved["methods"][m].items()]
 
 
 def summaries(rows: list[dict[str, Any]], methods: list[str], first: str,

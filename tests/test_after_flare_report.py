@@ -40,11 +40,11 @@ def scored(i: int, shift: float) -> float:
     return round((i * 7 % 5) / 4 * 0.9 + shift, 3)
 
 
-def table(af: Any, reverse: bool = False) -> Any:
+def table(af: Any, reverse: bool = False, gone: tuple[str, ...] | None = ("ircot",)) -> Any:
     rows = [row(m, q, scored(i, s), c) for m, s, c in (("flare", 0.1, 6), ("none", 0.0, 1))
             for i, q in enumerate(IDS)]
     write_run(Path("runs/main"), rows[::-1] if reverse else rows)
-    return af.Table("t-n12", "main", {"main": None, "gone": ["ircot"]}, "test table",
+    return af.Table("t-n12", "main", {"main": None, "gone": gone and list(gone)}, "test table",
                     claims=["ircot", "flare"])
 
 
@@ -59,9 +59,10 @@ def test_rows_come_in_question_order_whatever_order_they_finished(af: Any) -> No
     assert Path("results/t-n12.md").read_text() == forward
 
 
-def test_a_lost_run_folder_keeps_its_committed_row(af: Any,
+@pytest.mark.parametrize("gone", [("ircot",), None])  # the folder's methods named, or all
+def test_a_lost_run_folder_keeps_its_committed_row(af: Any, gone: tuple[str, ...] | None,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    t = table(af)
+    t = table(af, gone=gone)
     committed = {"n": 12, "f1": 0.4, "f1_ci": [0.3, 0.5], "em": 0.1, "em_ci": [0.0, 0.2],
                  "lm_calls_per_question": 4.0, "retrieval_rate": 0.5,
                  "retrievals_per_question": 3.0, "seconds_per_question": 9.0}
