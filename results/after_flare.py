@@ -180,7 +180,7 @@ def summaries(rows: list[dict[str, Any]], methods: list[str], first: str,
 def sweep_rows(table: Table) -> list[dict[str, Any]]:
     """The threshold sweeps (runs/<sweep>/<variant>/, one method each), each row's method
     renamed "<method> t=<threshold>" or "flare θ=<theta>"; the ids kept are the table's."""
-    ids = question_ids(table) if table.sweeps else set()
+    ids = question_ids(table)
     rows: list[dict[str, Any]] = []
     for folder in [f for sweep in table.sweeps
                    for f in sorted((RUNS / sweep).glob("*/examples.jsonl"))]:
