@@ -142,9 +142,10 @@ activerag eval "${HOTPOT_AF[@]}" --run runs/hotpotqa-n100 \
 activerag eval "${HOTPOT_AF[@]}" --run runs/hotpotqa-flare-n100 --methods flare
 activerag eval "${HOTPOT_AF[@]}" --run runs/hotpotqa-ircot-n100 --methods ircot \
   --ircot-exemplars hotpotqa
-# FLARE's θ on the same 100 questions (issue #21; fixed before the runs: 0.4 and 0.6, beside the
-# main table's 0.8; each a full run, its first drafts from the cache).
-for t in 0.4 0.6; do
+# FLARE's θ on the same 100 questions (issue #21; 0.4 and 0.6 fixed before any of these runs,
+# 0.2 and 1.0, the rest of `activerag sweep theta`'s grid, added after those two had been read;
+# beside the main table's 0.8; each a full run, its first drafts from the cache).
+for t in 0.2 0.4 0.6 1.0; do
   activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --methods flare --theta $t \
     --run runs/2wiki-theta-sweep-n100/theta-$t
 done
