@@ -35,7 +35,10 @@ def row(method, id_, em=1.0):
 async def test_two_claimers_never_get_the_same_question(url):
     async with open_claims(url, "two", 60, "a") as a, open_claims(url, "two", 60, "b") as b:
         await asyncio.gather(a.start(CONFIG, ITEMS), b.start(CONFIG, ITEMS))
-        got = {"a": [], "b": []}
+        # one claim each first, so both hold a question whatever the scheduler does next (a race
+        # alone may let one claimer drain the table before the other's first query lands)
+        got = {"a": [await a.claim()], "b": [await b.claim()]}
+        assert got["a"][0] != got["b"][0]
 
         async def take(claims):
             while (item := await claims.claim()) is not None:
@@ -44,7 +47,6 @@ async def test_two_claimers_never_get_the_same_question(url):
         await asyncio.gather(*[take(c) for c in (a, b, a, b)])  # four claimers on two links
         taken = got["a"] + got["b"]
         assert sorted(taken) == sorted(ITEMS)  # each once, none left out
-        assert got["a"] and got["b"]
         assert set((await a.claim_counts()).values()) == {1}
 
 
@@ -80,16 +82,18 @@ async def test_a_claimer_skips_the_row_another_is_claiming_instead_of_waiting(ur
 
 
 async def test_an_expired_lease_is_claimed_again_and_a_renewed_one_is_not(url):
-    async with open_claims(url, "lease", 1.0, "a") as a, open_claims(url, "lease", 1.0, "b") as b:
+    # a 3 s lease and waits of 2 s: every check has a second's margin, since the lease runs on
+    # the database's wall clock and the waits on the loop's monotonic one (a busy CI machine)
+    async with open_claims(url, "lease", 3.0, "a") as a, open_claims(url, "lease", 3.0, "b") as b:
         await a.start(CONFIG, ITEMS[:1])
         first = await a.claim()
         assert first == ITEMS[0]
         assert await b.claim() is None  # a's lease is live
-        await asyncio.sleep(0.6)
+        await asyncio.sleep(2.0)
         assert await a.renew() == 1
-        await asyncio.sleep(0.6)
-        assert await b.claim() is None  # renewed 0.6 s ago: still a's
-        await asyncio.sleep(1.1)  # a "killed": renews no more
+        await asyncio.sleep(2.0)
+        assert await b.claim() is None  # renewed 2 s ago: still a's (4 s after the claim)
+        await asyncio.sleep(2.0)  # a "killed": renews no more
         assert await b.claim() == first
         assert (await b.claim_counts())[first] == 2
         assert await a.renew() == 0  # a holds nothing any more
@@ -98,15 +102,15 @@ async def test_an_expired_lease_is_claimed_again_and_a_renewed_one_is_not(url):
 async def test_a_worker_whose_event_loop_is_busy_keeps_its_leases(url):
     import time
 
-    async with open_claims(url, "busy", 1.0, "a") as a, open_claims(url, "busy", 1.0, "b") as b:
+    async with open_claims(url, "busy", 2.0, "a") as a, open_claims(url, "busy", 2.0, "b") as b:
         await a.start(CONFIG, ITEMS[:1])
         assert await a.claim() == ITEMS[0]
         with renewing(a) as errors:
-            time.sleep(2.5)  # a store loading: nothing else runs on this loop
+            time.sleep(4.0)  # a store loading: nothing else runs on this loop
             assert await b.claim() is None
         assert errors == []
-        await asyncio.sleep(1.5)  # renewal stopped, as in a killed worker (a margin over the
-        # 1 s lease: the database's wall clock and the loop's monotonic one may drift)
+        await asyncio.sleep(3.0)  # renewal stopped, as in a killed worker (a second's margin over
+        # the 2 s lease: the database's wall clock and the loop's monotonic one may drift)
         assert await b.claim() == ITEMS[0]
 
 
