@@ -4,47 +4,28 @@ published claim, and F1 against LM calls with the Pareto front; then the same on
 HotpotQA questions (rpt dev, the union corpus) for the methods run there, and none, single,
 FLARE, IRCoT and the best new method on the main table's 200 2Wiki questions.
 
-Writes results/<table>.md, .json, -scores.json and .png for each table whose run folders
-exist (2wiki-after-flare-n100, hotpotqa-after-flare-n100, 2wiki-after-flare-n200). Run it, like
-collect.py, from the folder whose runs/ holds the run folders (results/run_all.sh); a run folder
-that is missing is left out and said so, except that a method it held whose rows were committed
-(results/<table>.json and -scores.json) keeps its committed row. A method that has not finished
+Writes results/<table>.md, .json, -scores.json, -sweeps.json and .png for each table one of
+whose run folders exists (2wiki-after-flare-n100, hotpotqa-after-flare-n100,
+2wiki-after-flare-n200); a table none of whose folders is there keeps its committed files. Run
+it, like collect.py, from the folder whose runs/ holds the run folders (results/run_all.sh); a
+run folder that is missing is left out and said so, except that a method or swept variant it
+held whose rows were committed (results/<table>.json or -sweeps.json, and -scores.json) keeps
+its committed row, and the question ids come from the committed scores when the table's
+questions folder is gone. A method that has not finished
 all the questions is shown on those it finished, with its n, and paired with the others on
 those. Rows are taken in question order, so the bootstrap's intervals do not depend on the
 order in which a run's questions finished.
 """
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from activerag.evaluation.evaluate import Run
+from after_flare_rows import OUT, RUNS, Table, load_rows, scores, summaries, swept_summaries
+
 from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
-from activerag.evaluation.summaries import summarise, summarise_methods, versus
 from activerag.evaluation.sweeps import _error_bars, pareto
 from activerag.evaluation.tables import markdown_table
-
-RUNS, OUT = Path("runs"), Path("results")
-
-
-@dataclass(frozen=True)
-class Table:
-    """One side-by-side table: its questions, where each method's rows come from, its title."""
-
-    name: str
-    questions: str
-    """The run folder whose config holds the question ids."""
-    sources: dict[str, list[str] | None]
-    """Run folder -> its methods to take (None: all); a method is taken from the first."""
-    title: str
-    sweeps: list[str] = field(default_factory=list)
-    """Folders of one-variant run folders: each gate at the 10/25/75/90% quantiles of its
-    estimator on the 40 calibration questions (results/gate_thresholds.json; the median is the
-    gates run), FLARE at other θ than its 0.8."""
-    claims: list[str] = field(default_factory=list)
-    """Methods whose claims are judged here (empty: every claim)."""
-
 
 TWOWIKI = Table(
     "2wiki-after-flare-n100", "2wiki-gates-n100", {
@@ -79,12 +60,7 @@ TWOWIKI200 = Table(
     claims=["ircot", "flare", "gate_entropy_max"])
 TABLES = [TWOWIKI, HOTPOT, TWOWIKI200]
 
-ORDER = ["flare", "none", "single", "ircot", "adaptive_rag", "adaptive_rag_prompt",
-         "gate_entropy_mean", "gate_entropy_max", "gate_perplexity", "gate_lexsim",
-         "flare_etc", "dragin_lite", "flare_seakr"]
 GATES = ["gate_entropy_mean", "gate_entropy_max", "gate_perplexity", "gate_lexsim"]
-THRESHOLD = {"flare_etc": "etc_threshold", "dragin_lite": "dragin_threshold"}
-"""The context field a swept method's threshold is in (the gates': gate_threshold)."""
 SWEPT = [*GATES, "flare", "flare_etc", "dragin_lite"]
 """The methods whose sweeps the plot draws as lines, in the order of MARKERS."""
 MARKERS = "sD^vo*P"
@@ -104,92 +80,6 @@ CLAIMS: list[tuple[str, str, str]] = [  # (published claim, method, against)
     *[(f"{m} beats answering without documents", m, "none")
       for m in ("flare", "ircot", "adaptive_rag", "flare_etc", "dragin_lite")],
 ]
-
-
-def question_ids(table: Table) -> set[str]:
-    return set(question_order(table))
-
-
-def load_rows(table: Table) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
-    """The rows of every source on the table's question ids, the methods present in order, and
-    the committed summaries of the methods whose run folder is gone. A method is taken from the
-    first source that holds it (the main run before its re-run), so no question is counted
-    twice; a method no run folder holds is taken from the table's committed results (its
-    per-question scores and its summary), so that losing a run folder with its machine does not
-    drop a row that was measured."""
-    ids = question_ids(table)
-    rows: list[dict[str, Any]] = []
-    for folder, keep in table.sources.items():
-        if not (RUNS / folder / "examples.jsonl").exists():
-            print(f"left out {folder}: no rows in runs/")
-            continue
-        taken = {r["method"] for r in rows}
-        rows += [r for r in Run(RUNS / folder).rows() if r["id"] in ids
-                 and (keep is None or r["method"] in keep) and r["method"] not in taken]
-    frozen, kept = committed(table, {r["method"] for r in rows})
-    rows += [r for r in kept if r["id"] in ids]
-    present = {r["method"] for r in rows}
-    return (in_question_order(table, rows),
-            [m for m in ORDER if m in present] + sorted(present - set(ORDER)), frozen)
-
-
-def in_question_order(table: Table, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """ROWS in the order of the table's questions (stable within a question), so that the
-    bootstrap, which resamples positions with a fixed seed, gives the same intervals whatever
-    order the questions of a run finished in (or came from the cache in)."""
-    position = {i: k for k, i in enumerate(question_order(table))}
-    return sorted(rows, key=lambda r: position[r["id"]])
-
-
-def question_order(table: Table) -> list[str]:
-    return list(json.loads((RUNS / table.questions / "config.json").read_text())["ids"])
-
-
-def committed(table: Table, live: set[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The methods of the committed table (results/<table>.json and -scores.json) that no run
-    folder holds now (not in LIVE): their committed summaries, and their per-question scores
-    as rows (id, method and the scored fields)."""
-    summary_path, scores_path = OUT / f"{table.name}.json", OUT / f"{table.name}-scores.json"
-    if not (summary_path.exists() and scores_path.exists()):
-        return {}, []
-    rows_of = json.loads(summary_path.read_text())
-    saved = json.loads(scores_path.read_text())
-    found = {m: rows_of[m] for m in rows_of if m in saved["methods"] and m not in live}
-    for m in found:
-        print(f"{m}: its run folder is gone; taken from results/{table.name}.json and "
-              "-scores.json as committed")
-    keys = saved["fields"]
-    return found, [{"id": i, "method": m, **dict(zip(keys, values, strict=True))}
-                   for m in found for i, values in saved["methods"][m].items()]
-
-
-def summaries(rows: list[dict[str, Any]], methods: list[str], first: str,
-              frozen: dict[str, Any]) -> dict[str, Any]:
-    """Each method's summary, FIRST first, every other one against FIRST (paired); a frozen
-    method's summary is its committed one, its comparison recomputed from its scores."""
-    by_method = {m: [r for r in rows if r["method"] == m] for m in methods}
-    out: dict[str, Any] = {}
-    for m in [first] + [m for m in methods if m != first]:
-        out[m] = dict(frozen[m]) if m in frozen else summarise(by_method[m])
-        out[m].pop("vs_first", None)
-        if m != first and by_method[m] and by_method[first]:
-            out[m]["vs_first"] = versus(by_method[m], by_method[first], first)
-    return out
-
-
-def sweep_rows(table: Table) -> list[dict[str, Any]]:
-    """The threshold sweeps (runs/<sweep>/<variant>/, one method each), each row's method
-    renamed "<method> t=<threshold>" or "flare θ=<theta>"; the ids kept are the table's."""
-    ids = question_ids(table)
-    rows: list[dict[str, Any]] = []
-    for folder in [f for sweep in table.sweeps
-                   for f in sorted((RUNS / sweep).glob("*/examples.jsonl"))]:
-        config = json.loads((folder.parent / "config.json").read_text())
-        (method, ctx), = config["contexts"].items()
-        label = (f"{method} θ={ctx['theta']:g}" if method == "flare"
-                 else f"{method} t={ctx[THRESHOLD.get(method, 'gate_threshold')]:g}")
-        rows += [{**r, "method": label} for r in Run(folder.parent).rows() if r["id"] in ids]
-    return in_question_order(table, rows)
 
 
 def paired(rows: list[dict[str, Any]], method: str, against: str) -> dict[str, Any] | None:
@@ -296,16 +186,6 @@ def plot(summary: dict[str, dict[str, Any]], swept: dict[str, dict[str, Any]],
     return front
 
 
-def scores(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Each method's per-question scores, keyed by question id (no question text), so that
-    paired differences can be recomputed from results/ alone if the run folders are lost."""
-    keys = ["em", "f1", "gold_title_recall", "lm_calls", "retrieval_steps"]
-    out: dict[str, Any] = {"fields": keys, "methods": {}}
-    for r in rows:
-        out["methods"].setdefault(r["method"], {})[r["id"]] = [r.get(k) for k in keys]
-    return out
-
-
 def header(table: Table, n: int) -> str:
     """The table's title and what was run (the 2Wiki text is the committed table's)."""
     if table is TWOWIKI:
@@ -338,8 +218,15 @@ def header(table: Table, n: int) -> str:
 
 def report(table: Table) -> None:
     """Write TABLE's .md, .json, -scores.json and .png from its run folders."""
-    if not (RUNS / table.questions / "config.json").exists():
-        print(f"skipped {table.name}: runs/{table.questions} is missing")
+    folders = [table.questions, *table.sources, *table.sweeps]
+    if not any((RUNS / f).exists() for f in folders):
+        print(f"skipped {table.name}: none of its run folders is in runs/ (its committed "
+              "results stand)")
+        return
+    if not ((RUNS / table.questions / "config.json").exists()
+            or (OUT / f"{table.name}-scores.json").exists()):
+        print(f"skipped {table.name}: runs/{table.questions} is missing and nothing was "
+              "committed")
         return
     rows, methods, frozen = load_rows(table)
     if "flare" not in methods or "none" not in methods:
@@ -347,12 +234,8 @@ def report(table: Table) -> None:
         return
     against_flare = summaries(rows, methods, "flare", frozen)
     against_none = summaries(rows, methods, "none", frozen)
-    swept_rows = sweep_rows(table)
-    swept_names = sorted({r["method"] for r in swept_rows},
-                         key=lambda m: (m.split(" ")[0], float(m.split("=")[1])))
-    swept = summarise_methods([r for r in rows if r["method"] == "flare"] + swept_rows,
-                              ["flare", *swept_names])
-    swept.pop("flare")
+    swept, swept_rows = swept_summaries(table, rows, frozen)
+    swept_names = list(swept)
     thetas = [m.split("=")[1] for m in swept_names if m.startswith("flare ")]
     front = plot(against_flare, swept, OUT / f"{table.name}.png", table.title)
     sweep_text = (
@@ -397,6 +280,10 @@ def report(table: Table) -> None:
     (OUT / f"{table.name}.md").write_text(text)
     (OUT / f"{table.name}.json").write_text(json.dumps(against_flare, indent=1))
     (OUT / f"{table.name}-scores.json").write_text(json.dumps(scores(rows + swept_rows)))
+    if swept:
+        (OUT / f"{table.name}-sweeps.json").write_text(json.dumps(
+            {m: {k: v for k, v in s.items() if k != "vs_first"} for m, s in swept.items()},
+            indent=1))
     print(text)
 
 

@@ -1,5 +1,6 @@
-"""results/after_flare.py: a lost run folder keeps its committed row, and the intervals do not
-depend on the order in which a run's questions finished."""
+"""results/after_flare.py: a lost run folder keeps its committed row (a method's or a swept
+variant's), a table none of whose folders is left keeps its committed files, and the intervals
+do not depend on the order in which a run's questions finished."""
 
 import importlib.util
 import json
@@ -15,6 +16,7 @@ IDS = [f"q{i}" for i in range(12)]
 @pytest.fixture()
 def af(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))  # its rows module beside it
     (tmp_path / "results").mkdir()
     spec = importlib.util.spec_from_file_location("after_flare_under_test", SCRIPT)
     assert spec and spec.loader
@@ -103,3 +105,63 @@ def test_each_swept_method_is_labelled_by_its_own_threshold(af: Any) -> None:
     for label in ("flare_etc t=0.9", "flare θ=0.4", "dragin_lite t=1.3"):
         assert f"| {label} | 12 |" in text
     assert "ETC's threshold at 0.9 and 1.7" in text
+
+
+def swept_table(af: Any) -> Any:
+    t = table(af, gone=None)
+    t = af.Table(t.name, t.questions, t.sources, t.title, sweeps=["sweep"], claims=t.claims)
+    folder = Path("runs/sweep/flare_etc-0.9")
+    write_run(folder, [row("flare_etc", q, scored(i, 0.05), 3) for i, q in enumerate(IDS)])
+    (folder / "config.json").write_text(json.dumps({"ids": IDS, "contexts": {
+        "flare_etc": {"etc_threshold": 0.9}}}))
+    return t
+
+
+def remove(folder: Path) -> None:
+    for p in folder.iterdir():
+        remove(p) if p.is_dir() else p.unlink()
+    folder.rmdir()
+
+
+def swept_line(text: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith("| flare_etc t=0.9 |"))
+
+
+def test_a_lost_sweep_folder_keeps_its_committed_row(af: Any,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    t = swept_table(af)
+    af.report(t)
+    before = Path("results/t-n12.md").read_text()
+    remove(Path("runs/sweep/flare_etc-0.9"))  # lost with its machine; the main run is still here
+    af.report(t)
+    after = Path("results/t-n12.md").read_text()
+    assert swept_line(after) == swept_line(before)  # its summary and its p against flare
+    assert "taken from results/t-n12-sweeps.json" in capsys.readouterr().out
+    assert after.split("Pareto front")[1] == before.split("Pareto front")[1]
+    saved = json.loads(Path("results/t-n12-scores.json").read_text())["methods"]
+    assert "flare_etc t=0.9" in saved  # written back, so it is not lost the next time either
+
+
+def test_without_its_questions_folder_a_table_takes_the_ids_of_its_committed_scores(
+        af: Any) -> None:
+    t = swept_table(af)
+    af.report(t)
+    before = Path("results/t-n12.md").read_text()
+    remove(Path("runs/main"))  # the questions folder and flare's and none's rows: all lost
+    af.report(t)
+    after = Path("results/t-n12.md").read_text()
+    assert "flare, none: the rows are as committed" in after
+    assert after.split("#### The published claims")[1] == before.split("#### The published "
+                                                                       "claims")[1]
+
+
+def test_a_table_none_of_whose_folders_is_left_keeps_its_committed_files(
+        af: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    t = swept_table(af)
+    af.report(t)
+    files = {p: p.read_bytes() for p in Path("results").iterdir()}
+    remove(Path("runs"))
+    Path("runs").mkdir()
+    af.report(t)
+    assert {p: p.read_bytes() for p in Path("results").iterdir()} == files
+    assert "skipped t-n12: none of its run folders" in capsys.readouterr().out
