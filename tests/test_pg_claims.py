@@ -68,6 +68,25 @@ async def test_eight_workers_racing_for_many_questions_never_share_one(url):
         assert set((await workers[0].claim_counts()).values()) == {1}
 
 
+async def test_one_claim_leases_one_question_whatever_plan_the_statistics_bring(url):
+    # A large run analysed, then a small one: the planner estimates the small run at a row or
+    # so and, with the pick as a plain subquery, ran it once per row of the run, leasing all
+    # six to one claim (seen in CI: the worker then waited on its own leases for ever).
+    import psycopg
+
+    big = [("flare", f"q{i}") for i in range(200)]
+    async with open_claims(url, "skew-big", 60, "a") as a, \
+            open_claims(url, "skew-small", 60, "b") as b:
+        await a.start({**CONFIG, "ids": [i for _, i in big], "methods": ["flare"]}, big)
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as db:
+            await db.execute("ANALYZE activerag_eval_claims")
+        await b.start(CONFIG, ITEMS)
+        assert await b.claim() == ITEMS[0]
+        counts = await b.claim_counts()
+        assert sum(counts.values()) == 1, counts
+        assert await b.claim() == ITEMS[1]
+
+
 async def test_a_claimer_skips_the_row_another_is_claiming_instead_of_waiting(url):
     import psycopg
 

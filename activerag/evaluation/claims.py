@@ -107,15 +107,21 @@ class Claims:
 
     async def claim(self) -> tuple[str, str] | None:
         """Take the first unfinished (method, id) that no live lease holds, leased to this
-        worker; None when there is none now."""
+        worker; None when there is none now.
+
+        The pick is a MATERIALIZED CTE, run once. As a subquery in FROM, the planner may put it
+        on the inner side of a nested loop and run it again for every row of the run: each
+        rescan skips the rows this statement has just updated and locks the next, so one claim
+        leased every question of the run to this worker, which then waited on its own leases
+        for ever (seen once the table's statistics were skewed by a large run)."""
         rows = await self._all(
+            f"WITH pick AS MATERIALIZED (SELECT method, id FROM {CLAIMS} WHERE run = %s "
+            "AND row IS NULL AND (lease_until IS NULL OR lease_until < now()) ORDER BY seq "
+            "LIMIT 1 FOR UPDATE SKIP LOCKED) "
             f"UPDATE {CLAIMS} AS c SET worker = %s, claims = c.claims + 1, "
-            "lease_until = now() + make_interval(secs => %s) "
-            f"FROM (SELECT method, id FROM {CLAIMS} WHERE run = %s AND row IS NULL "
-            "AND (lease_until IS NULL OR lease_until < now()) ORDER BY seq LIMIT 1 "
-            "FOR UPDATE SKIP LOCKED) AS pick "
+            "lease_until = now() + make_interval(secs => %s) FROM pick "
             "WHERE c.run = %s AND c.method = pick.method AND c.id = pick.id "
-            "RETURNING c.method, c.id", (self.worker, self.lease, self.run, self.run))
+            "RETURNING c.method, c.id", (self.run, self.worker, self.lease, self.run))
         return (str(rows[0][0]), str(rows[0][1])) if rows else None
 
     async def renew(self) -> int:
