@@ -38,6 +38,7 @@ ORDER = ["flare", "none", "single", "ircot", "adaptive_rag", "adaptive_rag_promp
 THRESHOLD = {"flare_etc": "etc_threshold", "dragin_lite": "dragin_threshold"}
 """The context field a swept method's threshold is in (the gates': gate_threshold)."""
 
+
 def question_ids(table: Table) -> set[str]:
     return set(question_order(table))
 

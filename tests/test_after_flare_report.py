@@ -4,6 +4,7 @@ do not depend on the order in which a run's questions finished."""
 
 import importlib.util
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -117,12 +118,6 @@ def swept_table(af: Any) -> Any:
     return t
 
 
-def remove(folder: Path) -> None:
-    for p in folder.iterdir():
-        remove(p) if p.is_dir() else p.unlink()
-    folder.rmdir()
-
-
 def swept_line(text: str) -> str:
     return next(line for line in text.splitlines() if line.startswith("| flare_etc t=0.9 |"))
 
@@ -132,7 +127,7 @@ def test_a_lost_sweep_folder_keeps_its_committed_row(af: Any,
     t = swept_table(af)
     af.report(t)
     before = Path("results/t-n12.md").read_text()
-    remove(Path("runs/sweep/flare_etc-0.9"))  # lost with its machine; the main run is still here
+    shutil.rmtree(Path("runs/sweep/flare_etc-0.9"))  # lost with its machine; the main run stays
     af.report(t)
     after = Path("results/t-n12.md").read_text()
     assert swept_line(after) == swept_line(before)  # its summary and its p against flare
@@ -147,7 +142,7 @@ def test_without_its_questions_folder_a_table_takes_the_ids_of_its_committed_sco
     t = swept_table(af)
     af.report(t)
     before = Path("results/t-n12.md").read_text()
-    remove(Path("runs/main"))  # the questions folder and flare's and none's rows: all lost
+    shutil.rmtree(Path("runs/main"))  # the questions folder and flare's and none's rows: all lost
     af.report(t)
     after = Path("results/t-n12.md").read_text()
     assert "flare, none: the rows are as committed" in after
@@ -160,7 +155,7 @@ def test_a_table_none_of_whose_folders_is_left_keeps_its_committed_files(
     t = swept_table(af)
     af.report(t)
     files = {p: p.read_bytes() for p in Path("results").iterdir()}
-    remove(Path("runs"))
+    shutil.rmtree(Path("runs"))
     Path("runs").mkdir()
     af.report(t)
     assert {p: p.read_bytes() for p in Path("results").iterdir()} == files
