@@ -2,19 +2,21 @@
 table (default model), with paired p against flare and against none, a verdict on each
 published claim, and F1 against LM calls with the Pareto front; then the same on the first 100
 HotpotQA questions (rpt dev, the union corpus) for the methods run there, and none, single,
-FLARE, IRCoT and the best new method on the main table's 200 2Wiki questions.
+FLARE, IRCoT and the best new method on the main table's 200 2Wiki questions; and issue
+#18's: the rest of the FLARE family on the 2Wiki table's 100 questions, judged against FLARE's
+own claims (its flare, none and single rows are the 2Wiki table's).
 
 Writes results/<table>.md, .json, -scores.json, -sweeps.json and .png for each table one of
 whose run folders exists (2wiki-after-flare-n100, hotpotqa-after-flare-n100,
-2wiki-after-flare-n200); a table none of whose folders is there keeps its committed files. Run
-it, like collect.py, from the folder whose runs/ holds the run folders (results/run_all.sh); a
-run folder that is missing is left out and said so, except that a method or swept variant it
-held whose rows were committed (results/<table>.json or -sweeps.json, and -scores.json) keeps
-its committed row, and the question ids come from the committed scores when the table's
-questions folder is gone. A method that has not finished
-all the questions is shown on those it finished, with its n, and paired with the others on
-those. Rows are taken in question order, so the bootstrap's intervals do not depend on the
-order in which a run's questions finished.
+2wiki-after-flare-n200, 2wiki-family-n100); a table none of whose folders is there keeps its
+committed files. Run it, like collect.py, from the folder whose runs/ holds the run folders
+(results/run_all.sh); a run folder that is missing is left out and said so, except that a
+method or swept variant it held whose rows were committed (results/<table>.json or
+-sweeps.json, and -scores.json) keeps its committed row, and the question ids come from the
+committed scores when the table's questions folder is gone. A method that has not finished all
+the questions is shown on those it finished, with its n, and paired with the others on those.
+Rows are taken in question order, so the bootstrap's intervals do not depend on the order in
+which a run's questions finished.
 """
 
 import json
@@ -58,7 +60,20 @@ TWOWIKI200 = Table(
     },
     "2WikiMultihopQA, first 200 questions of the main table",
     claims=["ircot", "flare", "gate_entropy_max"])
-TABLES = [TWOWIKI, HOTPOT, TWOWIKI200]
+FAMILY = Table(
+    "2wiki-family-n100", "2wiki-family-n100-combined", {
+        "2wiki-main-n200": ["flare", "none", "single"],
+        "2wiki-main-n100": ["none", "single"],
+        "2wiki-flare-n100": ["flare"],
+        # issue #18: the rest of the FLARE family, a run folder per group (results/run_all.sh)
+        "2wiki-family-n100-combined": ["flare_combined"],
+        "2wiki-family-n100-previous": ["previous_window", "previous_sentence"],
+        "2wiki-family-n100-other": ["next_sentence", "self_ask", "flare_instruct"],
+        "2wiki-family-n100-explicit": ["flare_explicit"],
+    },
+    "2WikiMultihopQA, the FLARE family on the first 100 questions of the main table",
+    borrowed={"2wiki-after-flare-n100": ["flare", "none", "single"]})
+TABLES = [TWOWIKI, HOTPOT, TWOWIKI200, FAMILY]
 
 GATES = ["gate_entropy_mean", "gate_entropy_max", "gate_perplexity", "gate_lexsim"]
 SWEPT = [*GATES, "flare", "flare_etc", "dragin_lite"]
@@ -80,6 +95,25 @@ CLAIMS: list[tuple[str, str, str]] = [  # (published claim, method, against)
     *[(f"{m} beats answering without documents", m, "none")
       for m in ("flare", "ircot", "adaptive_rag", "flare_etc", "dragin_lite")],
 ]
+
+FAMILY_CLAIMS: list[tuple[str, str, str]] = [  # FLARE's own (Jiang et al. 2023)
+    ("FLARE beats retrieving every 16 tokens with the previous window (Table 1; Table 4: 2Wiki "
+     "EM 43.2 at 16 tokens)", "flare", "previous_window"),
+    ("FLARE beats retrieving every sentence with the previous sentence (Table 1)", "flare",
+     "previous_sentence"),
+    ("FLARE beats question decomposition, self-ask (§6.1: 2Wiki EM 51.0 against 47.8, the "
+     "strongest baseline)", "flare", "self_ask"),
+    ("FLARE direct beats FLARE instruct (§6.1: retrieval instructions are hard for the LM to "
+     "follow)", "flare", "flare_instruct"),
+    ("The next sentence as the query beats the previous one, both retrieving every sentence "
+     "(Table 3: 2Wiki EM 48.8 against 39.0)", "next_sentence", "previous_sentence"),
+    ("Explicit queries (a question per uncertain span) match masked ones (Table 6: ASQA-hint "
+     "EM 46.2 against 45.7)", "flare_explicit", "flare"),
+    *[(f"{m} beats answering without documents", m, "none")
+      for m in ("previous_window", "previous_sentence", "next_sentence", "self_ask",
+                "flare_explicit", "flare_combined", "flare_instruct")],
+]
+"""The claims judged on FAMILY (CLAIMS are the other tables')."""
 
 
 def paired(rows: list[dict[str, Any]], method: str, against: str) -> dict[str, Any] | None:
@@ -120,7 +154,7 @@ def verdict(claim: str, d: dict[str, Any]) -> str:
 def claims_table(rows: list[dict[str, Any]], table: Table) -> str:
     lines = ["| published claim | here: F1 difference [95% interval] | p | n | LM calls per "
              "question (method / against) | verdict |", "|---|---|---|---|---|---|"]
-    for claim, method, against in CLAIMS:
+    for claim, method, against in FAMILY_CLAIMS if table is FAMILY else CLAIMS:
         if table.claims and not {method, against} <= {*table.claims, "none"}:
             continue
         d = paired(rows, method, against)
@@ -205,6 +239,15 @@ def header(table: Table, n: int) -> str:
             "The best new method is the one with the highest F1 on the 100-question table "
             "(gate_entropy_max, at its median threshold; chosen by a point estimate within "
             "noise of the others); its first 100 questions are that table's. ")
+    if table is FAMILY:
+        return (
+            f"### The FLARE family on the same {n} 2WikiMultihopQA questions (issue #18; the "
+            "first 100 of the main table; default model, paper exemplars with their retrieved "
+            "documents, BM25 k=2, θ=0.8, β=0.4, answers capped at 128 tokens)\n\n"
+            "flare, none and single are the rows of 2wiki-after-flare-n100 on these questions "
+            "(its committed summaries and per-question scores where their run folders are "
+            "gone); the other methods ran with the registry's settings, nothing tuned on these "
+            "questions. ")
     return (
         f"### The same methods on {n} HotpotQA questions (issue #21; the first 100 of rpt's "
         "official dev split; default model, the paper's 2Wiki exemplars with the documents BM25 "
@@ -262,7 +305,8 @@ def report(table: Table) -> None:
         header(table, n) + (
             f"{', '.join(frozen)}: the row{'s are' if len(frozen) > 1 else ' is'} as "
             "committed before its run folder was lost with its machine (its paired tests "
-            f"recomputed from the committed per-question scores, {table.name}-scores.json). "
+            "recomputed from the committed per-question scores, "
+            f"{' or '.join(f'{t}-scores.json' for t in [table.name, *table.borrowed])}). "
             if frozen else "") +
         "A row with a smaller n finished only those "
         "questions; its p is paired on them. Seconds per question are not comparable across "

@@ -30,11 +30,15 @@ class Table:
     gates run), FLARE at other θ than its 0.8."""
     claims: list[str] = field(default_factory=list)
     """Methods whose claims are judged here (empty: every claim)."""
+    borrowed: dict[str, list[str]] = field(default_factory=dict)
+    """Another table's name -> its methods to take from its committed results where no run
+    folder of this table holds them (the same questions, run for that table)."""
 
 
 ORDER = ["flare", "none", "single", "ircot", "adaptive_rag", "adaptive_rag_prompt",
          "gate_entropy_mean", "gate_entropy_max", "gate_perplexity", "gate_lexsim",
-         "flare_etc", "dragin_lite", "flare_seakr"]
+         "flare_etc", "dragin_lite", "flare_seakr", "previous_window", "previous_sentence",
+         "next_sentence", "self_ask", "flare_explicit", "flare_combined", "flare_instruct"]
 THRESHOLD = {"flare_etc": "etc_threshold", "dragin_lite": "dragin_threshold"}
 """The context field a swept method's threshold is in (the gates': gate_threshold)."""
 
@@ -60,6 +64,10 @@ def load_rows(table: Table) -> tuple[list[dict[str, Any]], list[str], dict[str, 
         rows += [r for r in Run(RUNS / folder).rows() if r["id"] in ids
                  and (keep is None or r["method"] in keep) and r["method"] not in taken]
     frozen, kept = committed(table, {r["method"] for r in rows})
+    for other, methods in table.borrowed.items():
+        more, more_rows = committed(Table(other, table.questions, {}, ""),
+                                    {r["method"] for r in rows + kept}, only=set(methods))
+        frozen, kept = {**frozen, **more}, kept + more_rows
     rows += [r for r in kept if r["id"] in ids]
     present = {r["method"] for r in rows}
     return (in_question_order(table, rows),
@@ -84,18 +92,20 @@ def question_order(table: Table) -> list[str]:
     return list(next(iter(saved.values())))
 
 
-def committed(table: Table, live: set[str], suffix: str = ""
+def committed(table: Table, live: set[str], suffix: str = "", only: set[str] | None = None
               ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The methods (SUFFIX "-sweeps": the swept variants) of the committed table, results/
-    <table><SUFFIX>.json and -scores.json, that no run folder holds now (not in LIVE): their
-    committed summaries, and their per-question scores as rows (id, method, scored fields)."""
+    <table><SUFFIX>.json and -scores.json, that no run folder holds now (not in LIVE; ONLY:
+    of these alone): their committed summaries, and their per-question scores as rows (id,
+    method, scored fields)."""
     summary_path = OUT / f"{table.name}{suffix}.json"
     scores_path = OUT / f"{table.name}-scores.json"
     if not (summary_path.exists() and scores_path.exists()):
         return {}, []
     rows_of = json.loads(summary_path.read_text())
     saved = json.loads(scores_path.read_text())
-    found = {m: rows_of[m] for m in rows_of if m in saved["methods"] and m not in live}
+    found = {m: rows_of[m] for m in rows_of if m in saved["methods"] and m not in live
+             and (only is None or m in only)}
     for m in found:
         print(f"{m}: its run folder is gone; taken from results/{table.name}{suffix}.json and "
               "-scores.json as committed")

@@ -160,3 +160,24 @@ def test_a_table_none_of_whose_folders_is_left_keeps_its_committed_files(
     af.report(t)
     assert {p: p.read_bytes() for p in Path("results").iterdir()} == files
     assert "skipped t-n12: none of its run folders" in capsys.readouterr().out
+
+
+def test_a_borrowed_method_comes_from_the_other_tables_committed_results_and_only_it(
+        af: Any) -> None:
+    table(af)  # runs/main: flare and none on the 12 questions
+    summary = {"n": 12, "f1": 0.3, "f1_ci": [0.2, 0.4], "em": 0.1, "em_ci": [0.0, 0.2],
+               "lm_calls_per_question": 1.0, "retrieval_rate": 0.0,
+               "retrievals_per_question": 1.0, "seconds_per_question": 2.0}
+    Path("results/other.json").write_text(json.dumps({"single": summary, "ircot": summary}))
+    Path("results/other-scores.json").write_text(json.dumps({
+        "fields": ["em", "f1", "gold_title_recall", "lm_calls", "retrieval_steps"],
+        "methods": {m: {q: [0.0, 0.3, 0.5, 1, 1] for q in IDS} for m in ("single", "ircot")}}))
+    t = af.Table("t-n12", "main", {"main": None}, "test table", claims=["flare"],
+                 borrowed={"other": ["single"]})
+    af.report(t)
+    text = Path("results/t-n12.md").read_text()
+    assert "| single | 12 | 0.100 [0.000, 0.200] | 0.300 [0.200, 0.400]" in text
+    assert "| ircot |" not in text  # the other table's methods that were not asked for stay there
+    assert "t-n12-scores.json or other-scores.json" in text
+    saved = json.loads(Path("results/t-n12-scores.json").read_text())["methods"]
+    assert set(saved) == {"flare", "none", "single"}
