@@ -289,8 +289,9 @@ def report(table: Table) -> None:
         "(the gates' first passes, single's retrieval passes), so it took about a second a "
         "question. " + (
             f"FLARE at θ = {', '.join(thetas)} (0.8 is its row above; 0.4 and 0.6 fixed before "
-            "the runs, 0.2 and 1.0, the rest of `activerag sweep theta`'s grid, added after): "
-            "each a full run, its first drafts from the cache. " if thetas else "") +
+            "the runs, 0.2 and 1.0, the rest of `activerag sweep theta`'s grid, added after, "
+            "and 0 later still, for Figure 5's left end): each a full run, its first drafts "
+            "from the cache. " if thetas else "") +
         ("ETC's threshold at 0.9 and 1.7 and DRAGIN-lite's at 0.7 and 1.3 (0.7 and 1.3 times "
          "their defaults, 1.3 and 1.0, fixed before the runs): each a full run; a row with a "
          "smaller n did not finish and is not on the Pareto front."

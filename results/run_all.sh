@@ -27,10 +27,16 @@ activerag eval --dataset demo --store runs/demo-store --max-answer-tokens 128 --
 # β (Table 5) with per-token masking, whole-word masking, and whole-word masking that keeps the
 # question's words; requests identical to the main run's come from the cache (β=0.4 per token).
 activerag sweep beta --dataset 2wiki "${COMMON[@]}" --n 100 --cache --out runs/sweeps
-# Every other method of the family on the first 50 of the main run's questions (recorded in the
-# cache, so the next/previous and window sweeps below reuse what they share).
-activerag eval --dataset 2wiki "${COMMON[@]}" --n 50 --cache --run runs/2wiki-family-n50 \
-  --methods previous_window,previous_sentence,next_sentence,self_ask,flare_explicit,flare_combined,flare_instruct
+# Every other method of the family on the first 100 of the main run's questions (issue #18,
+# default model; results/2wiki-family-n100.*, by results/after_flare.py, whose flare, none and
+# single rows are those of 2wiki-after-flare-n100), a run folder per group, the groups side by
+# side on one server; recorded in the cache, so the next/previous and window sweeps below reuse
+# what they share. (SmolLM2's 2wiki-family-n50 was the same line at --n 50, one folder.)
+for spec in flare_combined:combined previous_window,previous_sentence:previous \
+            next_sentence,self_ask,flare_instruct:other flare_explicit:explicit; do
+  activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --methods "${spec%%:*}" \
+    --run "runs/2wiki-family-n100-${spec#*:}"
+done
 # θ from 0 to 1 (Figure 5) on 100 questions; next vs previous sentence (Table 3) and the
 # previous-window query length (Table 4) on 50.
 activerag sweep theta --dataset 2wiki "${COMMON[@]}" --n 100 --cache --out runs/sweeps
@@ -78,7 +84,8 @@ python benchmarks/replug_lm.py --store "$STORE" --n 40 --concurrency 2 --out run
 # ... and with the dense retriever before and after LSR's LM task, on the first 24 of them.
 python benchmarks/replug_lm.py --store "$STORE" --n 24 --concurrency 4 --out runs/replug-lm-lsr \
   --dense --query-encoder runs/lsr-2wiki-lm
-# The peer, one question at a time.
+# The peer, one question at a time, with its own response prompt and with one the model can
+# follow (both in one run).
 python benchmarks/flarechain_compare.py --store "$STORE" --n 20 --out runs/flarechain
 # FB-RAG (issue #9): SmolLM2 samples, Gemma 3 270M reads. The smoke run (10 questions) first,
 # then the tables: main (both datasets, Y = 500 and 1000), K = 1..5, light model, ceilings, cost.
@@ -143,9 +150,10 @@ activerag eval "${HOTPOT_AF[@]}" --run runs/hotpotqa-flare-n100 --methods flare
 activerag eval "${HOTPOT_AF[@]}" --run runs/hotpotqa-ircot-n100 --methods ircot \
   --ircot-exemplars hotpotqa
 # FLARE's θ on the same 100 questions (issue #21; 0.4 and 0.6 fixed before any of these runs,
-# 0.2 and 1.0, the rest of `activerag sweep theta`'s grid, added after those two had been read;
-# beside the main table's 0.8; each a full run, its first drafts from the cache).
-for t in 0.2 0.4 0.6 1.0; do
+# 0.2 and 1.0, the rest of `activerag sweep theta`'s grid, added after those two had been read,
+# and 0.0 (issue #18) for Figure 5's left end; beside the main table's 0.8; each a full run, its
+# first drafts from the cache). Figure 5 from them: python results/figure5.py
+for t in 0.0 0.2 0.4 0.6 1.0; do
   activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --methods flare --theta $t \
     --run runs/2wiki-theta-sweep-n100/theta-$t
 done
