@@ -69,6 +69,7 @@ FAMILY = Table(
         "2wiki-family-n100-combined": ["flare_combined"],
         "2wiki-family-n100-previous": ["previous_window", "previous_sentence"],
         "2wiki-family-n100-other": ["next_sentence", "self_ask", "flare_instruct"],
+        "2wiki-family-n100-selfask": ["self_ask", "flare_instruct"],  # the same, run beside it
         "2wiki-family-n100-explicit": ["flare_explicit"],
     },
     "2WikiMultihopQA, the FLARE family on the first 100 questions of the main table",

@@ -1,7 +1,8 @@
-"""The rows of results/after_flare.py's tables: each method's from the first run folder that
-holds it, each swept variant's from its own run folder, and, where a folder was lost with its
-machine, the committed summaries and per-question scores (results/<table>.json, -sweeps.json
-and -scores.json), so that a measured row is never dropped."""
+"""The rows of results/after_flare.py's tables: each method's answer to a question from the
+first run folder that holds it, each swept variant's from its own run folder, and, where a
+folder was lost with its machine, the committed summaries and per-question scores
+(results/<table>.json, -sweeps.json and -scores.json), so that a measured row is never
+dropped."""
 
 import json
 from dataclasses import dataclass, field
@@ -22,7 +23,8 @@ class Table:
     questions: str
     """The run folder whose config holds the question ids."""
     sources: dict[str, list[str] | None]
-    """Run folder -> its methods to take (None: all); a method is taken from the first."""
+    """Run folder -> its methods to take (None: all); each answer is taken from the first
+    folder that holds it."""
     title: str
     sweeps: list[str] = field(default_factory=list)
     """Folders of one-variant run folders: each gate at the 10/25/75/90% quantiles of its
@@ -49,8 +51,9 @@ def question_ids(table: Table) -> set[str]:
 
 def load_rows(table: Table) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     """The rows of every source on the table's question ids, the methods present in order, and
-    the committed summaries of the methods whose run folder is gone. A method is taken from the
-    first source that holds it (the main run before its re-run), so no question is counted
+    the committed summaries of the methods whose run folder is gone. A method's answer to a
+    question is taken from the first source that holds it (the main run before its re-run; a
+    method run in two folders side by side is taken from both), so no question is counted
     twice; a method no run folder holds is taken from the table's committed results (its
     per-question scores and its summary), so that losing a run folder with its machine does not
     drop a row that was measured."""
@@ -60,9 +63,10 @@ def load_rows(table: Table) -> tuple[list[dict[str, Any]], list[str], dict[str, 
         if not (RUNS / folder / "examples.jsonl").exists():
             print(f"left out {folder}: no rows in runs/")
             continue
-        taken = {r["method"] for r in rows}
+        taken = {(r["method"], r["id"]) for r in rows}
         rows += [r for r in Run(RUNS / folder).rows() if r["id"] in ids
-                 and (keep is None or r["method"] in keep) and r["method"] not in taken]
+                 and (keep is None or r["method"] in keep)
+                 and (r["method"], r["id"]) not in taken]
     frozen, kept = committed(table, {r["method"] for r in rows})
     for other, methods in table.borrowed.items():
         more, more_rows = committed(Table(other, table.questions, {}, ""),

@@ -181,3 +181,13 @@ def test_a_borrowed_method_comes_from_the_other_tables_committed_results_and_onl
     assert "t-n12-scores.json or other-scores.json" in text
     saved = json.loads(Path("results/t-n12-scores.json").read_text())["methods"]
     assert set(saved) == {"flare", "none", "single"}
+
+
+def test_a_method_run_in_two_folders_side_by_side_is_taken_from_both_once(af: Any) -> None:
+    table(af)  # runs/main: flare and none
+    write_run(Path("runs/a"), [row("ircot", q, 1.0, 2) for q in IDS[:8]])
+    write_run(Path("runs/b"), [row("ircot", q, 0.0, 2) for q in IDS[4:]])  # 4 of them again
+    af.report(af.Table("t-n12", "main", {"main": None, "a": None, "b": ["ircot"]}, "test table",
+                       claims=["ircot", "flare"]))
+    text = Path("results/t-n12.md").read_text()
+    assert "| ircot | 12 | 0.667 [" in text  # 8 from a (1.0), the 4 only b holds (0.0)
