@@ -32,8 +32,12 @@ activerag sweep beta --dataset 2wiki "${COMMON[@]}" --n 100 --cache --out runs/s
 # single rows are those of 2wiki-after-flare-n100), a run folder per group, the groups side by
 # side on one server; recorded in the cache, so the next/previous and window sweeps below reuse
 # what they share. (SmolLM2's 2wiki-family-n50 was the same line at --n 50, one folder.)
+# self_ask and flare_instruct also ran in a folder of their own beside 'other' (which reaches
+# them only after next_sentence); each answer is counted once, and the cache serves the
+# second asker.
 for spec in flare_combined:combined previous_window,previous_sentence:previous \
-            next_sentence,self_ask,flare_instruct:other flare_explicit:explicit; do
+            next_sentence,self_ask,flare_instruct:other self_ask,flare_instruct:selfask \
+            flare_explicit:explicit; do
   activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --methods "${spec%%:*}" \
     --run "runs/2wiki-family-n100-${spec#*:}"
 done
