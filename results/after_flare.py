@@ -68,13 +68,18 @@ FAMILY = Table(
         # issue #18: the rest of the FLARE family, a run folder per group (results/run_all.sh)
         "2wiki-family-n100-combined": ["flare_combined"],
         "2wiki-family-n100-previous": ["previous_window", "previous_sentence"],
+        "2wiki-family-n100-previous-sentence": ["previous_sentence"],  # its own, side by side
         "2wiki-family-n100-other": ["next_sentence", "self_ask", "flare_instruct"],
         "2wiki-family-n100-selfask": ["self_ask", "flare_instruct"],  # the same, run beside it
         "2wiki-family-n100-explicit": ["flare_explicit"],
     },
     "2WikiMultihopQA, the FLARE family on the first 100 questions of the main table",
     borrowed={"2wiki-after-flare-n100": ["flare", "none", "single"]})
-TABLES = [TWOWIKI, HOTPOT, TWOWIKI200, FAMILY]
+BETA = Table(
+    "2wiki-beta-n100", "sweeps/beta", {"sweeps/beta": None},  # `activerag sweep beta`'s folder
+    "2WikiMultihopQA, FLARE's β and masking on the first 100 questions of the main table",
+    borrowed={"2wiki-after-flare-n100": ["flare", "none", "single"]})
+TABLES = [TWOWIKI, HOTPOT, TWOWIKI200, FAMILY, BETA]
 
 GATES = ["gate_entropy_mean", "gate_entropy_max", "gate_perplexity", "gate_lexsim"]
 SWEPT = [*GATES, "flare", "flare_etc", "dragin_lite"]
@@ -115,6 +120,19 @@ FAMILY_CLAIMS: list[tuple[str, str, str]] = [  # FLARE's own (Jiang et al. 2023)
                 "flare_explicit", "flare_combined", "flare_instruct")],
 ]
 """The claims judged on FAMILY (CLAIMS are the other tables')."""
+BETA_CLAIMS: list[tuple[str, str, str]] = [  # Table 5 (Jiang et al. 2023), then our options
+    *[(f"Masking the draft's tokens below β={b} beats querying with the whole draft, β=0 "
+       f"(Table 5: 2Wiki EM {em} against 0.488)", f"beta={b}", "beta=0.0")
+      for b, em in (("0.2", "0.498"), ("0.4", "0.510"), ("0.6", "0.506"))],
+    *[(f"Whole-word masking beats per-token masking at β={b} (activerag's option, no published "
+       "claim)", f"beta={b} word", f"beta={b}") for b in ("0.2", "0.4", "0.6")],
+    *[(f"Never masking the question's words beats whole-word masking alone at β={b} "
+       "(activerag's option, no published claim)", f"beta={b} word+x", f"beta={b} word")
+      for b in ("0.2", "0.4", "0.6")],
+]
+"""The claims judged on BETA: the sweep's variants are named by `activerag sweep beta`."""
+JUDGED = {FAMILY.name: FAMILY_CLAIMS, BETA.name: BETA_CLAIMS}
+"""The tables that judge their own claims (the others judge CLAIMS)."""
 
 
 def paired(rows: list[dict[str, Any]], method: str, against: str) -> dict[str, Any] | None:
@@ -155,7 +173,7 @@ def verdict(claim: str, d: dict[str, Any]) -> str:
 def claims_table(rows: list[dict[str, Any]], table: Table) -> str:
     lines = ["| published claim | here: F1 difference [95% interval] | p | n | LM calls per "
              "question (method / against) | verdict |", "|---|---|---|---|---|---|"]
-    for claim, method, against in FAMILY_CLAIMS if table is FAMILY else CLAIMS:
+    for claim, method, against in JUDGED.get(table.name, CLAIMS):
         if table.claims and not {method, against} <= {*table.claims, "none"}:
             continue
         d = paired(rows, method, against)
@@ -249,6 +267,16 @@ def header(table: Table, n: int) -> str:
             "(its committed summaries and per-question scores where their run folders are "
             "gone); the other methods ran with the registry's settings, nothing tuned on these "
             "questions. ")
+    if table is BETA:
+        return (
+            f"### FLARE's β and masking on the same {n} 2WikiMultihopQA questions (issue #18, "
+            "Table 5; the first 100 of the main table; default model, paper exemplars with "
+            "their retrieved documents, BM25 k=2, θ=0.8, answers capped at 128 tokens)\n\n"
+            "`activerag sweep beta`: β 0, 0.2, 0.4, 0.6 with per-token masking (the paper's), "
+            "and 0.2, 0.4, 0.6 with whole-word masking ('word') and with whole words that "
+            "never mask a word of the question ('word+x'); 'beta=0.4' is FLARE's own setting, "
+            "run again in the sweep (flare, none and single are the rows of "
+            "2wiki-after-flare-n100). Table 5 and its plot: 2wiki-table5-n100.md, .png. ")
     return (
         f"### The same methods on {n} HotpotQA questions (issue #21; the first 100 of rpt's "
         "official dev split; default model, the paper's 2Wiki exemplars with the documents BM25 "

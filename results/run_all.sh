@@ -26,21 +26,25 @@ activerag eval --dataset demo --store runs/demo-store --max-answer-tokens 128 --
   --n 48 --methods flare_combined --run runs/demo-n48-combined
 # β (Table 5) with per-token masking, whole-word masking, and whole-word masking that keeps the
 # question's words; requests identical to the main run's come from the cache (β=0.4 per token).
-activerag sweep beta --dataset 2wiki "${COMMON[@]}" --n 100 --cache --out runs/sweeps
+# On the default model (issue #18) it ran beside the family runs below, 8 questions at a time;
+# results/2wiki-beta-n100.* (python results/after_flare.py) and results/2wiki-table5-n100.*
+# (python results/table5.py) read runs/sweeps/beta.
+ACTIVERAG_LM_TIMEOUT=3600 activerag sweep beta --dataset 2wiki --prompts paper --store "$STORE" \
+  --max-answer-tokens 128 --concurrency 8 --n 100 --cache --out runs/sweeps
 # Every other method of the family on the first 100 of the main run's questions (issue #18,
 # default model; results/2wiki-family-n100.*, by results/after_flare.py, whose flare, none and
-# single rows are those of 2wiki-after-flare-n100), a run folder per group, the groups side by
-# side on one server; recorded in the cache, so the next/previous and window sweeps below reuse
-# what they share. (SmolLM2's 2wiki-family-n50 was the same line at --n 50, one folder.)
-# self_ask and flare_instruct also ran in a folder of their own beside 'other' (which reaches
-# them only after next_sentence); each answer is counted once, and the cache serves the
-# second asker.
-for spec in flare_combined:combined previous_window,previous_sentence:previous \
-            next_sentence,self_ask,flare_instruct:other self_ask,flare_instruct:selfask \
-            flare_explicit:explicit; do
-  activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache --methods "${spec%%:*}" \
-    --run "runs/2wiki-family-n100-${spec#*:}"
+# single rows are those of 2wiki-after-flare-n100), a run folder per method (self_ask and
+# flare_instruct share one), all six side by side on one server, 3 questions at a time each;
+# recorded in the cache, so the next/previous and window sweeps below reuse what they share.
+# (SmolLM2's 2wiki-family-n50 was one folder at --n 50.) A busy server needs longer than the
+# default 300 s.
+for spec in flare_combined:combined previous_window:previous previous_sentence:previous-sentence \
+            next_sentence:other self_ask,flare_instruct:selfask flare_explicit:explicit; do
+  ACTIVERAG_LM_TIMEOUT=3600 activerag eval --dataset 2wiki --prompts paper --store "$STORE" \
+    --max-answer-tokens 128 --concurrency 3 --n 100 --cache --methods "${spec%%:*}" \
+    --run "runs/2wiki-family-n100-${spec#*:}" &
 done
+wait
 # θ from 0 to 1 (Figure 5) on 100 questions; next vs previous sentence (Table 3) and the
 # previous-window query length (Table 4) on 50.
 activerag sweep theta --dataset 2wiki "${COMMON[@]}" --n 100 --cache --out runs/sweeps
