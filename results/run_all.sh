@@ -25,12 +25,14 @@ activerag eval --dataset demo --store runs/demo-store --max-answer-tokens 128 --
 activerag eval --dataset demo --store runs/demo-store --max-answer-tokens 128 --concurrency 4 \
   --n 48 --methods flare_combined --run runs/demo-n48-combined
 # β (Table 5) with per-token masking, whole-word masking, and whole-word masking that keeps the
-# question's words; requests identical to the main run's come from the cache (β=0.4 per token).
-# On the default model (issue #18) it ran beside the family runs below, 8 questions at a time;
-# results/2wiki-beta-n100.* (python results/after_flare.py) and results/2wiki-table5-n100.*
-# (python results/table5.py) read runs/sweeps/beta.
+# question's words (SmolLM2's sweep-beta-n100: every variant, `activerag sweep beta` without
+# --variants; requests identical to the main run's came from the cache). On the default model (issue #18) Table 5's own points first: β 0, 0.2 and 0.6 per token (0.4 is
+# FLARE's own row) and both masking options at β 0.4, beside the family runs below, 8 questions
+# at a time; results/2wiki-beta-n100.* (python results/after_flare.py) and
+# results/2wiki-table5-n100.* (python results/table5.py) read runs/sweeps-table5/beta.
 ACTIVERAG_LM_TIMEOUT=3600 activerag sweep beta --dataset 2wiki --prompts paper --store "$STORE" \
-  --max-answer-tokens 128 --concurrency 8 --n 100 --cache --out runs/sweeps
+  --max-answer-tokens 128 --concurrency 8 --n 100 --cache --out runs/sweeps-table5 \
+  --variants "beta=0.0,beta=0.2,beta=0.6,beta=0.4 word,beta=0.4 word+x"
 # Every other method of the family on the first 100 of the main run's questions (issue #18,
 # default model; results/2wiki-family-n100.*, by results/after_flare.py, whose flare, none and
 # single rows are those of 2wiki-after-flare-n100), a run folder per method (self_ask and

@@ -91,3 +91,16 @@ def test_gold_titles_that_are_neither_a_string_nor_a_list_are_refused(tmp_path):
                                                  "gold_titles": {"t": 1}}])
     with pytest.raises(ActiveRagError, match="gold_titles"):
         user_jsonl(path)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("kind", "variants", "said"), [
+    ("beta", "beta=0.0,beta=0.5", "has no variant 'beta=0.5'; its variants: beta=0.0, beta=0.2"),
+    ("beta", "beta=0.0,beta=0.0", "needs each variant once"),
+    ("theta", "", "needs at least one variant"),
+    ("all", "theta=0.8", "give its kind (theta, beta, ...) instead of 'all'")])
+def test_sweep_refuses_variants_it_does_not_have(capsys, tmp_path, kind, variants, said):
+    err = refused(capsys, ["sweep", kind, "--dataset", "demo", "--out", str(tmp_path / "out"),
+                           "--base-url", NOWHERE, "--variants", variants])
+    assert said in err
+    assert not (tmp_path / "out").exists()

@@ -60,3 +60,14 @@ def test_app_sweep_puts_the_app_between_its_parts_and_plots_it(tmp_path):
            "flare" in text
     plot("app", rows, tmp_path / "a.png", RESULT)
     assert (tmp_path / "a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_sweep_runs_the_variants_named_in_the_order_named():
+    from activerag.evaluation.sweeps import chosen
+
+    picked = chosen("beta", ["beta=0.6", "beta=0.0", "beta=0.4 word+x"])
+    assert [(label, x, overrides) for label, x, _, overrides in picked] == [
+        ("beta=0.6", 0.6, {"beta": 0.6}), ("beta=0.0", 0.0, {"beta": 0.0}),
+        ("beta=0.4 word+x", 0.4, {"beta": 0.4, "mask_unit": "word",
+                                  "keep_question_words": True})]
+    assert chosen("theta", None) == SWEEPS["theta"]

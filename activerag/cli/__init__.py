@@ -132,6 +132,10 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--concurrency", type=int, default=4,
                    help="questions answered at once (default: 4)")
     w.add_argument("--out", default="runs/sweeps", help="folder of the sweep run folders")
+    w.add_argument("--variants", metavar="LABEL,LABEL",
+                   help="only these variants of the sweep, named as its table names them "
+                        "(e.g. 'beta=0.0,beta=0.4 word'), in this order: the first is the one "
+                        "the table's p are against (default: every variant)")
     w.add_argument("--cache", action="store_true",
                    help="serve identical LM requests from a cache under ACTIVERAG_HOME")
     add_flags(w, [SERVING, FLARE])

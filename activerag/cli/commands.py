@@ -11,7 +11,7 @@ from typing import Any
 
 from activerag.cli.endpoints import check_endpoints, needed
 from activerag.cli.options import check_methods, flare_context, method_runs, warn_ignored
-from activerag.errors import ActiveRagError
+from activerag.errors import ActiveRagError, SettingError
 from activerag.settings import Settings
 
 
@@ -142,19 +142,26 @@ def shared_eval(args: argparse.Namespace, url: str, run_dir: Path, runs: dict[st
 
 def sweep(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.evaluation.datasets import load_dataset
-    from activerag.evaluation.sweeps import SWEEPS, run_sweep
+    from activerag.evaluation.sweeps import SWEEPS, chosen, run_sweep
 
     at_least_one(args, "n", "concurrency")
+    only = (None if args.variants is None
+            else [v.strip() for v in args.variants.split(",") if v.strip()])
+    if only is not None and args.kind == "all":
+        raise SettingError("--variants names the variants of one sweep; give its kind (theta, "
+                           "beta, ...) instead of 'all'")
+    names = list(SWEEPS) if args.kind == "all" else [args.kind]
+    if only is not None:
+        chosen(args.kind, only)  # an unknown label is refused before anything runs
     if args.cache:
         from activerag.serving import cache
 
         cache.enable(settings.home / "lm-cache.sqlite")
-    names = list(SWEEPS) if args.kind == "all" else [args.kind]
     examples = load_dataset(args.dataset, args.n)
     for name in names:
         folder = Path(args.out) / name
         asyncio.run(run_sweep(name, folder, args.dataset, examples, flare_context(args, settings),
-                              args.concurrency))
+                              args.concurrency, only))
         print((folder / f"{name}.md").read_text())
         print(f"plot: {folder / f'{name}.png'}")
     return 0

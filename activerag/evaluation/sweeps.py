@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from activerag.context import FlareContext
+from activerag.errors import SettingError
 from activerag.evaluation.datasets import Example
 from activerag.evaluation.evaluate import Run, evaluate
 from activerag.evaluation.tables import markdown_table, shortfall
@@ -75,10 +76,29 @@ COSTS: dict[str, list[tuple[str, str, str, float]]] = {
 }
 
 
-async def run_sweep(name: str, folder: Path, dataset: str, examples: list[Example],
-                    context: FlareContext, concurrency: int = 4) -> dict[str, Any]:
-    """Run one sweep into FOLDER (resumable) and write its table and plot there."""
+def chosen(name: str, only: list[str] | None) -> list[tuple[str, float, str, dict[str, Any]]]:
+    """The variants of sweep NAME that ONLY names (labels as its table writes them), in ONLY's
+    order, so that the first is the one the table's p are against; all of them in order when
+    ONLY is None. A label the sweep does not have is refused with the labels it has."""
     variants = SWEEPS[name]
+    if only is None:
+        return variants
+    by_label = {v[0]: v for v in variants}
+    unknown = [label for label in only if label not in by_label]
+    if unknown or not only or len(set(only)) < len(only):
+        what = (f"has no variant {', '.join(repr(u) for u in unknown)}" if unknown
+                else "needs each variant once" if only else "needs at least one variant")
+        raise SettingError(f"the {name} sweep {what}; its variants: "
+                           f"{', '.join(by_label)} (--variants takes them comma-separated)")
+    return [by_label[label] for label in only]
+
+
+async def run_sweep(name: str, folder: Path, dataset: str, examples: list[Example],
+                    context: FlareContext, concurrency: int = 4,
+                    only: list[str] | None = None) -> dict[str, Any]:
+    """Run sweep NAME (or the variants ONLY names, in that order: see chosen) into FOLDER
+    (resumable) and write its table and plot there."""
+    variants = chosen(name, only)
     runs = {}
     for label, _, method_name, overrides in variants:
         graph, ctx = method(method_name, context)
