@@ -4,19 +4,21 @@ published claim, and F1 against LM calls with the Pareto front; then the same on
 HotpotQA questions (rpt dev, the union corpus) for the methods run there, and none, single,
 FLARE, IRCoT and the best new method on the main table's 200 2Wiki questions; and issue
 #18's: the rest of the FLARE family on the 2Wiki table's 100 questions, judged against FLARE's
-own claims (its flare, none and single rows are the 2Wiki table's).
+own claims (its flare, none and single rows are the 2Wiki table's), FLARE's β and masking
+options (Table 5), and REPLUG against its baselines, each on the same questions. The tables and
+the claims each judges are in after_flare_tables.py.
 
 Writes results/<table>.md, .json, -scores.json, -sweeps.json and .png for each table one of
-whose run folders exists (2wiki-after-flare-n100, hotpotqa-after-flare-n100,
-2wiki-after-flare-n200, 2wiki-family-n100); a table none of whose folders is there keeps its
-committed files. Run it, like collect.py, from the folder whose runs/ holds the run folders
-(results/run_all.sh); a run folder that is missing is left out and said so, except that a
-method or swept variant it held whose rows were committed (results/<table>.json or
--sweeps.json, and -scores.json) keeps its committed row, and the question ids come from the
-committed scores when the table's questions folder is gone. A method that has not finished all
-the questions is shown on those it finished, with its n, and paired with the others on those.
-Rows are taken in question order, so the bootstrap's intervals do not depend on the order in
-which a run's questions finished.
+whose run folders exists (2wiki-after-flare-n100, hotpotqa-after-flare-n100, 2wiki-after-
+flare-n200, 2wiki-family-n100, 2wiki-beta-n100, 2wiki-replug-n100); a table none of whose
+folders is there keeps its committed files. Run it, like collect.py, from the folder whose
+runs/ holds the run folders (results/run_all.sh); a run folder that is missing is left out and
+said so, except that a method or swept variant it held whose rows were committed
+(results/<table>.json or -sweeps.json, and -scores.json) keeps its committed row, and the
+question ids come from the committed scores when the table's questions folder is gone. A method
+that has not finished all the questions is shown on those it finished, with its n, and paired
+with the others on those. Rows are taken in question order, so the bootstrap's intervals do not
+depend on the order in which a run's questions finished.
 """
 
 import json
@@ -24,116 +26,28 @@ from pathlib import Path
 from typing import Any
 
 from after_flare_rows import OUT, RUNS, Table, load_rows, scores, summaries, swept_summaries
+from after_flare_tables import (
+    BETA,
+    CLAIMS,
+    FAMILY,
+    GATES,
+    JUDGED,
+    REPLUG,
+    TABLES,
+    TWOWIKI,
+    TWOWIKI200,
+)
 
 from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
 from activerag.evaluation.sweeps import _error_bars, pareto
 from activerag.evaluation.tables import markdown_table
 
-TWOWIKI = Table(
-    "2wiki-after-flare-n100", "2wiki-gates-n100", {
-        "2wiki-main-n200": ["flare", "none", "single"],
-        "2wiki-gates-n100": None,
-        "2wiki-adaptive-n100": None,
-        # flare, none and single on these 100 questions alone, where the main run's is absent
-        "2wiki-main-n100": ["none", "single"],
-        "2wiki-flare-n100": ["flare"],
-        # the other methods, a run folder per group (results/run_all.sh)
-        "2wiki-ircot-n100": ["ircot"],
-        "2wiki-dragin-etc-n100": ["dragin_lite", "flare_etc"],
-        "2wiki-seakr-n100": ["flare_seakr"],
-        "2wiki-adaptive-prompt-n100": ["adaptive_rag_prompt"],  # needs no router
-    },
-    "2WikiMultihopQA, first 100 questions of the main table",
-    sweeps=["2wiki-gate-sweep-n100", "2wiki-theta-sweep-n100", "2wiki-trigger-sweep-n100"])
-HOTPOT = Table(
-    "hotpotqa-after-flare-n100", "hotpotqa-n100", {
-        "hotpotqa-n100": None,  # none, single and the best new methods on 2Wiki
-        "hotpotqa-flare-n100": ["flare"],
-        "hotpotqa-ircot-n100": ["ircot"],
-    },
-    "HotpotQA (rpt dev), first 100 questions, union corpus",
-    claims=["ircot", "flare", "gate_entropy_max", "gate_entropy_mean", "adaptive_rag_prompt"])
-TWOWIKI200 = Table(
-    "2wiki-after-flare-n200", "2wiki-n200", {
-        "2wiki-n200": None,  # none, single, flare and the best new method on the 100
-        "2wiki-ircot-n200": ["ircot"],
-    },
-    "2WikiMultihopQA, first 200 questions of the main table",
-    claims=["ircot", "flare", "gate_entropy_max"])
-FAMILY = Table(
-    "2wiki-family-n100", "2wiki-family-n100-combined", {
-        "2wiki-main-n200": ["flare", "none", "single"],
-        "2wiki-main-n100": ["none", "single"],
-        "2wiki-flare-n100": ["flare"],
-        # issue #18: the rest of the FLARE family, a run folder per group (results/run_all.sh)
-        "2wiki-family-n100-combined": ["flare_combined"],
-        "2wiki-family-n100-previous": ["previous_window", "previous_sentence"],
-        "2wiki-family-n100-previous-sentence": ["previous_sentence"],  # its own, side by side
-        "2wiki-family-n100-other": ["next_sentence", "self_ask", "flare_instruct"],
-        "2wiki-family-n100-selfask": ["self_ask", "flare_instruct"],  # the same, run beside it
-        "2wiki-family-n100-explicit": ["flare_explicit"],
-    },
-    "2WikiMultihopQA, the FLARE family on the first 100 questions of the main table",
-    borrowed={"2wiki-after-flare-n100": ["flare", "none", "single"]})
-BETA = Table(
-    "2wiki-beta-n100", "sweeps-table5/beta", {"sweeps-table5/beta": None},  # the sweep's folder
-    "2WikiMultihopQA, FLARE's β and masking on the first 100 questions of the main table",
-    borrowed={"2wiki-after-flare-n100": ["flare", "none", "single"]})
-TABLES = [TWOWIKI, HOTPOT, TWOWIKI200, FAMILY, BETA]
-
-GATES = ["gate_entropy_mean", "gate_entropy_max", "gate_perplexity", "gate_lexsim"]
 SWEPT = [*GATES, "flare", "flare_etc", "dragin_lite"]
 """The methods whose sweeps the plot draws as lines, in the order of MARKERS."""
 MARKERS = "sD^vo*P"
 MARGIN = 0.05
 """The F1 difference within which two methods count as equal ("≈"): the 95% interval of the
 paired difference must lie inside ±MARGIN. Fixed before any of these runs was read."""
-CLAIMS: list[tuple[str, str, str]] = [  # (published claim, method, against)
-    ("IRCoT beats FLARE on multi-hop QA (Trivedi et al. 2023; FlashRAG: HotpotQA F1 41.5 "
-     "vs 28.0)", "ircot", "flare"),
-    ("ETC's entropy-trend trigger beats FLARE's fixed threshold (ETC, AAAI 2026: 2Wiki F1 "
-     "39.4 -> 43.3 on Llama3-8B)", "flare_etc", "flare"),
-    *[(f"An uncertainty gate matches DRAGIN at fewer LM calls (Moskvoretskii et al. 2025): "
-       f"{g}", g, "dragin_lite") for g in GATES],
-    ("Adaptive-RAG's router keeps the multi-step method's quality at fewer LM calls (Jeong "
-     "et al. 2024)", "adaptive_rag", "ircot"),
-    ("SeaKR-lite's rerank improves FLARE (Yao et al. 2025)", "flare_seakr", "flare"),
-    *[(f"{m} beats answering without documents", m, "none")
-      for m in ("flare", "ircot", "adaptive_rag", "flare_etc", "dragin_lite")],
-]
-
-FAMILY_CLAIMS: list[tuple[str, str, str]] = [  # FLARE's own (Jiang et al. 2023)
-    ("FLARE beats retrieving every 16 tokens with the previous window (Table 1; Table 4: 2Wiki "
-     "EM 43.2 at 16 tokens)", "flare", "previous_window"),
-    ("FLARE beats retrieving every sentence with the previous sentence (Table 1)", "flare",
-     "previous_sentence"),
-    ("FLARE beats question decomposition, self-ask (§6.1: 2Wiki EM 51.0 against 47.8, the "
-     "strongest baseline)", "flare", "self_ask"),
-    ("FLARE direct beats FLARE instruct (§6.1: retrieval instructions are hard for the LM to "
-     "follow)", "flare", "flare_instruct"),
-    ("The next sentence as the query beats the previous one, both retrieving every sentence "
-     "(Table 3: 2Wiki EM 48.8 against 39.0)", "next_sentence", "previous_sentence"),
-    ("Explicit queries (a question per uncertain span) match masked ones (Table 6: ASQA-hint "
-     "EM 46.2 against 45.7)", "flare_explicit", "flare"),
-    *[(f"{m} beats answering without documents", m, "none")
-      for m in ("previous_window", "previous_sentence", "next_sentence", "self_ask",
-                "flare_explicit", "flare_combined", "flare_instruct")],
-]
-"""The claims judged on FAMILY (CLAIMS are the other tables')."""
-BETA_CLAIMS: list[tuple[str, str, str]] = [  # Table 5 (Jiang et al. 2023), then our options
-    *[(f"Masking the draft's tokens below β={b} beats querying with the whole draft, β=0 "
-       f"(Table 5: 2Wiki EM {em} against 0.488)", method, "beta=0.0")
-      for b, em, method in (("0.2", "0.498", "beta=0.2"), ("0.4", "0.510", "flare"),
-                            ("0.6", "0.506", "beta=0.6"))],
-    ("Whole-word masking beats per-token masking at β=0.4 (activerag's option, no published "
-     "claim)", "beta=0.4 word", "flare"),
-    ("Never masking the question's words beats whole-word masking alone at β=0.4 (activerag's "
-     "option, no published claim)", "beta=0.4 word+x", "beta=0.4 word"),
-]
-"""The claims judged on BETA: the sweep's variants are named by `activerag sweep beta`; β=0.4
-with per-token masking is FLARE's own setting, its flare row."""
-JUDGED = {FAMILY.name: FAMILY_CLAIMS, BETA.name: BETA_CLAIMS}
-"""The tables that judge their own claims (the others judge CLAIMS)."""
 
 
 def paired(rows: list[dict[str, Any]], method: str, against: str) -> dict[str, Any] | None:
@@ -280,6 +194,18 @@ def header(table: Table, n: int) -> str:
             "2wiki-after-flare-n100). The sweep's other variants (whole words at β 0.2 and 0.6) "
             "were not run: compute went to Table 5's own points first. Table 5 and its plot: "
             "2wiki-table5-n100.md, .png. ")
+    if table is REPLUG:
+        return (
+            f"### REPLUG on the same {n} 2WikiMultihopQA questions (issue #18, Table 3's "
+            "shape; the first 100 of the main table; default model, the paper's exemplars "
+            "without documents (10 a prompt would not fit 4,096 tokens), BM25 k=10 over the "
+            "2Wiki corpus, answers capped at 128 tokens)\n\n"
+            "none, the top document (single_k1), the 10 documents concatenated (single_k10) "
+            "and the released code's answer-level vote over the 10 documents' greedy answers "
+            "(replug_vote); flare is 2wiki-after-flare-n100's row (its exemplars carry their "
+            "documents, so it is not this table's setting: a landmark, not a baseline). "
+            "REPLUG's token-level ensemble (replug, agree mode) was not run at n = 100: at "
+            "about 180 LM calls a question it needs many hours on this 2-core machine. ")
     return (
         f"### The same methods on {n} HotpotQA questions (issue #21; the first 100 of rpt's "
         "official dev split; default model, the paper's 2Wiki exemplars with the documents BM25 "
