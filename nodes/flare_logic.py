@@ -165,6 +165,17 @@ def last_follow_up(segment: str, marker: str) -> str | None:
     return None
 
 
+def follow_up_at_end(segment: str, marker: str) -> str | None:
+    """The question of SEGMENT's last line when that line holds a follow-up (MARKER, "Follow
+    up:"): self-ask pauses for an answer there whether the model stopped at "Intermediate
+    answer:" or ended its output after the question (the self-ask authors' loop goes on while
+    the last line holds a follow-up). None when the last line holds none, or an empty one."""
+    lines = segment.rstrip().splitlines()
+    if not lines or marker not in lines[-1]:
+        return None
+    return lines[-1].split(marker, 1)[1].strip() or None
+
+
 def split_search(text: str, open_: str, close: str) -> tuple[str, str | None]:
     """FLARE-instruct: the text before a generated "[Search(" and the query inside it.
 

@@ -63,6 +63,9 @@ SELF_ASK_INSTRUCTION = (
 SELF_ASK_START = "Are follow up questions needed here:"
 FOLLOW_UP = "Follow up:"
 INTERMEDIATE = "Intermediate answer:"
+FINAL_ANSWER = "So the final answer is:"
+"""Self-ask's answer line: appended when the model ends its output without one (as the self-ask
+authors' code does), so that the model then writes the answer."""
 SELF_ASK_EXEMPLARS: list[Exemplar] = [Exemplar(
     "In which city was the founder of Morrow Lamp Works born?",
     f"{SELF_ASK_START} Yes.\n{FOLLOW_UP} Who founded Morrow Lamp Works?\n"

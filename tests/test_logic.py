@@ -1,7 +1,9 @@
+import pytest
 from langchain_core.documents import Document
 
 from activerag.nodes.flare_logic import (
     answer_end,
+    follow_up_at_end,
     interleave,
     last_follow_up,
     low_confidence_spans,
@@ -120,6 +122,18 @@ def test_window_queries_as_in_table_4():
     assert window_query(units, 2) == "d e"
     assert window_query(units, -1) == "a b c d e"
     assert window_query([], 0) == ""
+
+
+@pytest.mark.parametrize(("segment", "question"), [
+    (" Yes.\nFollow up: Where is B?", "Where is B?"),          # the output ended on it
+    (" Yes.\nFollow up: Where is B?\n  ", "Where is B?"),      # trailing blank kept apart
+    ("Follow up: Who is A?", "Who is A?"),                     # one line
+    (" Yes. Follow up: Who is A?", "Who is A?"),               # the marker inside the line
+    ("Follow up: Who is A?\nIntermediate answer: Kel.", None),  # answered already
+    (" Yes.\nFollow up:", None),                               # no question
+    ("", None), ("\n", None)])
+def test_a_follow_up_at_the_end_of_an_output_is_a_pause(segment, question):
+    assert follow_up_at_end(segment, "Follow up:") == question
 
 
 def test_last_follow_up_question():

@@ -164,6 +164,45 @@ async def test_self_ask_retrieves_for_each_follow_up():
     assert out["answer"].endswith("So the final answer is: Kelmor.")
 
 
+async def test_self_ask_retrieves_for_a_follow_up_the_model_ended_on():
+    """A chat model often ends its turn after the follow-up instead of writing "Intermediate
+    answer:": that is the same pause (the self-ask authors' loop goes on while the last line
+    is a follow-up)."""
+    lm = ScriptedLM([
+        ends(" Yes.\nFollow up: Where was Alpha Beta born?"),
+        sentence(" Kelmor.\nSo the final answer is: Kelmor.\nQuestion"),
+    ])
+    out = await build_self_ask_graph(lm=lm, retriever=retriever()).ainvoke(
+        {"question": QUESTION}, context=FlareContext())
+    trace = out["trace"]
+    assert [s["queries"] for s in trace] == [[QUESTION], ["Where was Alpha Beta born?"]]
+    assert trace[1]["retrieved"] and trace[1]["doc_titles"][0] == "Alpha Beta"
+    assert "follow-up" in trace[0]["why"]
+    assert lm.prompts[1].endswith("Follow up: Where was Alpha Beta born?\nIntermediate answer:")
+    assert out["answer"].endswith("So the final answer is: Kelmor.")
+
+
+async def test_self_ask_asks_for_the_final_answer_once_when_the_model_ends_without_it():
+    lm = ScriptedLM([
+        sentence(" Yes.\nFollow up: Where was Alpha Beta born?\nIntermediate answer: more"),
+        ends(" Kelmor."),
+        ends(" Kelmor."),
+    ])
+    out = await build_self_ask_graph(lm=lm, retriever=retriever()).ainvoke(
+        {"question": QUESTION}, context=FlareContext())
+    assert lm.prompts[2].endswith("Intermediate answer: Kelmor.\nSo the final answer is:")
+    assert out["answer"].endswith("So the final answer is: Kelmor.")
+    assert "without a final answer" in out["trace"][1]["why"]
+    assert len(lm.prompts) == 3
+
+
+async def test_self_ask_appends_the_final_answer_line_only_once():
+    lm = ScriptedLM([ends(" No."), [EOS], ends(" never asked")])
+    out = await build_self_ask_graph(lm=lm, retriever=retriever()).ainvoke(
+        {"question": QUESTION}, context=FlareContext())
+    assert len(lm.prompts) == 2 and out["answer"].endswith("No.\nSo the final answer is:")
+
+
 def test_self_ask_has_no_exemplars_for_other_paper_sets():
     from activerag.nodes.flare import task_for
 
