@@ -35,13 +35,13 @@ ACTIVERAG_LM_TIMEOUT=3600 activerag sweep beta --dataset 2wiki --prompts paper -
   --variants "beta=0.0,beta=0.2,beta=0.6,beta=0.4 word,beta=0.4 word+x"
 # Every other method of the family on the first 100 of the main run's questions (issue #18,
 # default model; results/2wiki-family-n100.*, by results/after_flare.py, whose flare, none and
-# single rows are those of 2wiki-after-flare-n100), a run folder per method (self_ask and
-# flare_instruct share one), all six side by side on one server, 3 questions at a time each;
+# single rows are those of 2wiki-after-flare-n100), a run folder per method, side by side on one
+# server, 3 questions at a time each (self_ask, run at 99a2187 after its fix, 4);
 # recorded in the cache, so the next/previous and window sweeps below reuse what they share.
 # (SmolLM2's 2wiki-family-n50 was one folder at --n 50.) A busy server needs longer than the
 # default 300 s.
 for spec in flare_combined:combined previous_window:previous previous_sentence:previous-sentence \
-            next_sentence:other self_ask,flare_instruct:selfask flare_explicit:explicit; do
+            next_sentence:other self_ask:self-ask flare_instruct:instruct flare_explicit:explicit; do
   ACTIVERAG_LM_TIMEOUT=3600 activerag eval --dataset 2wiki --prompts paper --store "$STORE" \
     --max-answer-tokens 128 --concurrency 3 --n 100 --cache --methods "${spec%%:*}" \
     --run "runs/2wiki-family-n100-${spec#*:}" &
