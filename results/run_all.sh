@@ -58,6 +58,12 @@ activerag sweep window --dataset 2wiki "${COMMON[@]}" --n 50 --cache --out runs/
 activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval --store "$STORE" \
   --max-answer-tokens 128 --concurrency 4 --n 50 --run runs/2wiki-replug-n50 \
   --methods replug,none,single_k1,single_k10,replug_vote
+# On the default model (issue #18): the same baselines and the vote on 100 questions (REPLUG's
+# token-level agree mode, about 180 LM calls a question, not run); results/2wiki-replug-n100.*
+# by results/after_flare.py.
+ACTIVERAG_LM_TIMEOUT=3600 activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval \
+  --store "$STORE" --max-answer-tokens 128 --concurrency 4 --n 100 --cache \
+  --run runs/2wiki-replug-n100 --methods none,single_k1,replug_vote,single_k10
 # REPLUG's rescore on the same questions (its echo requests bypass the prefix cache: about 100
 # uncached prefills a question; this run was stopped after the first questions, and the table
 # compares every method on those). A busy server needs longer than the default 300 s.
