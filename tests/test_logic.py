@@ -129,6 +129,7 @@ def test_window_queries_as_in_table_4():
     (" Yes.\nFollow up: Where is B?\n  ", "Where is B?"),      # trailing blank kept apart
     ("Follow up: Who is A?", "Who is A?"),                     # one line
     (" Yes. Follow up: Who is A?", "Who is A?"),               # the marker inside the line
+    ("Follow up: Who wrote Follow up: A Novel?", "Who wrote Follow up: A Novel?"),  # in it
     ("Follow up: Who is A?\nIntermediate answer: Kel.", None),  # answered already
     (" Yes.\nFollow up:", None),                               # no question
     ("", None), ("\n", None)])
