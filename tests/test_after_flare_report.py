@@ -200,3 +200,13 @@ def test_the_beta_table_judges_table_5_not_the_after_flare_claims(af: Any) -> No
     text = af.claims_table(rows, af.BETA)
     assert "flare - beta=0.0: +0.100" in text  # β=0.4 per token is FLARE's own setting
     assert "IRCoT" not in text and "not measured" in text  # the word variants are not in ROWS
+
+
+@pytest.mark.parametrize("claim", ["An uncertainty gate matches DRAGIN at fewer LM calls",
+                                   "Explicit queries (a question per uncertain span) match "
+                                   "masked ones (Table 6)"])
+def test_a_claim_of_equality_is_judged_by_its_interval_not_its_p(af: Any, claim: str) -> None:
+    wide = {"ci": (-0.088, 0.035), "p": 0.45, "diff": -0.025, "calls": (7.6, 6.5)}
+    assert af.verdict(claim, wide) == ("not shown: the interval is too wide to call them "
+                                       "equal (±0.05 F1)")
+    assert af.verdict(claim, {**wide, "ci": (-0.04, 0.03)}).startswith("shown: equal")
