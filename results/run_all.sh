@@ -102,7 +102,8 @@ python benchmarks/replug_lm.py --store "$STORE" --n 24 --concurrency 4 --out run
   --dense --query-encoder runs/lsr-2wiki-lm
 # The peer, one question at a time, with its own response prompt and with one the model can
 # follow (both in one run).
-python benchmarks/flarechain_compare.py --store "$STORE" --n 20 --out runs/flarechain
+# (SmolLM2: --n 20; the default model: --n 10, alone on the server, at 76b2d80 code)
+python benchmarks/flarechain_compare.py --store "$STORE" --n 10 --out runs/flarechain
 # FB-RAG (issue #9): SmolLM2 samples, Gemma 3 270M reads. The smoke run (10 questions) first,
 # then the tables: main (both datasets, Y = 500 and 1000), K = 1..5, light model, ceilings, cost.
 activerag serve --model gemma-3-270m
