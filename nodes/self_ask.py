@@ -33,14 +33,13 @@ def make_generate_segment(parts: Parts) -> FlareNode:
         asked = gen.stop_reason == INTERMEDIATE
         follow_up = last_follow_up(gen.text, FOLLOW_UP) if asked else None
         suffix, why = (INTERMEDIATE if asked else ""), None
-        so_far = state.get("answer", "") + gen.text
-        newline = "" if not gen.text or gen.text.endswith("\n") else "\n"
         if gen.finished and not asked:
+            newline = "" if not gen.text or gen.text.endswith("\n") else "\n"
             follow_up = follow_up_at_end(gen.text, FOLLOW_UP)
             if follow_up:
                 asked, suffix = True, newline + INTERMEDIATE
                 why = "the model ended on a follow-up question: retrieving for it"
-            elif find_answer(so_far, final_only=True) is None:
+            elif find_answer(state.get("answer", "") + gen.text, final_only=True) is None:
                 suffix = newline + FINAL_ANSWER
                 why = f"the model ended without a final answer: {FINAL_ANSWER!r} appended"
         update = unit_update(gen, emitted=[follow_up] if follow_up else [], suffix=suffix,
