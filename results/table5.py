@@ -8,8 +8,8 @@ nothing there: the committed results/2wiki-beta-n100-scores.json and .json are r
 results/ beside it: `python results/table5.py`.
 """
 
-from after_flare import BETA
 from after_flare_rows import OUT, load_rows, summaries
+from after_flare_tables import BETA
 
 from activerag.evaluation.sweeps import COLUMNS, plot
 from activerag.evaluation.tables import markdown_table
