@@ -9,7 +9,7 @@ chunk by BM25 with the gold answers as the samples (max over them, Ours-F) and r
 to Y words in order, which bounds what any light LM's samples can do for the ranking. Rows are
 scored as the evaluation scores them (qa_f1, EM, the gold words read and the gold paragraphs
 read at least half) and written to OUT as examples.jsonl and summary.md. Needs the strong
-server (`activerag serve --model gemma-3-270m`).
+server (`activerag serve`: the default model).
 """
 
 from __future__ import annotations

@@ -111,8 +111,9 @@ async def main() -> None:
     rows = await asyncio.gather(*[one(i) for i in range(len(picked))])
     summary = summarise_bpb(rows)
     lines = [f"### REPLUG as a language model: bits per byte of the second half of {len(rows)} "
-             f"passages given the first (BM25 over {args.store}; the bits of all passages over "
-             "all their bytes as in REPLUG's Table 1, 95% bootstrap interval over passages, "
+             f"passages given the first ({model}; BM25 over {args.store}; the bits of all "
+             "passages over all their bytes as in REPLUG's Table 1, 95% bootstrap interval over "
+             "passages, "
              "paired p of the passages' bits against no retrieval; beside it, the mean of "
              "the passages' own ratios)", "",
              "| setting | bits per byte | p vs none | mean of per-passage BPB |",
@@ -128,11 +129,11 @@ async def main() -> None:
     (out / "replug-lm.json").write_text(json.dumps(summary, indent=1))
     # per passage (id, bytes, bits per byte of each setting), for paired tests of any two
     (out / "passages.json").write_text(json.dumps(rows, indent=1))
-    plot(summary, out / "replug-lm.png", len(rows))
+    plot(summary, out / "replug-lm.png", len(rows), model)
     print("\n".join(lines))
 
 
-def plot(summary: dict, path: Path, n: int) -> None:
+def plot(summary: dict, path: Path, n: int, model: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -155,7 +156,7 @@ def plot(summary: dict, path: Path, n: int) -> None:
                    else "tab:red", label=f"{name} ({summary[name]['bpb']:.3f})")
     ax.set_xlabel("documents ensembled (k)")
     ax.set_ylabel("bits per byte (lower is better)")
-    ax.set_title(f"REPLUG as an LM, SmolLM2-135M, {n} passages")
+    ax.set_title(f"REPLUG as an LM, {model}, {n} passages")
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()

@@ -95,8 +95,9 @@ activerag train-retriever --store "$STORE" --task lm --n 120 --epochs 2 --batch 
   --out runs/lsr-2wiki-lm
 # REPLUG's cost: token vs agree mode on demo questions, one at a time (same tokens).
 python benchmarks/replug_cost.py --n 6 --k 10 --lookahead 8 16 > runs/replug-cost.md
-# REPLUG as a language model: bits per byte of 40 held-out passages (Table 1 / Figure 4 shape).
-python benchmarks/replug_lm.py --store "$STORE" --n 40 --concurrency 2 --out runs/replug-lm
+# REPLUG as a language model: bits per byte of held-out passages (Table 1 / Figure 4 shape);
+# SmolLM2: --n 40; the default model (results/replug-lm.*): --n 20.
+python benchmarks/replug_lm.py --store "$STORE" --n 20 --concurrency 2 --out runs/replug-lm
 # ... and with the dense retriever before and after LSR's LM task, on the first 24 of them.
 python benchmarks/replug_lm.py --store "$STORE" --n 24 --concurrency 4 --out runs/replug-lm-lsr \
   --dense --query-encoder runs/lsr-2wiki-lm
@@ -104,14 +105,18 @@ python benchmarks/replug_lm.py --store "$STORE" --n 24 --concurrency 4 --out run
 # follow (both in one run).
 # (SmolLM2: --n 20; the default model: --n 10, alone on the server, at 76b2d80 code)
 python benchmarks/flarechain_compare.py --store "$STORE" --n 10 --out runs/flarechain
-# FB-RAG (issue #9): SmolLM2 samples, Gemma 3 270M reads. The smoke run (10 questions) first,
-# then the tables: main (both datasets, Y = 500 and 1000), K = 1..5, light model, ceilings, cost.
-activerag serve --model gemma-3-270m
+# FB-RAG: SmolLM2 samples (:8755), the default model reads (:8765; issue #9's committed tables
+# K = 1..5, light model, 3,000 words and cost had Gemma 3 270M read). The smoke run (10
+# questions) first, then the tables: main (both datasets, Y = 500 and 1000, ceilings), K = 1..5,
+# light model, cost. results/fbrag_report.py writes them.
+activerag serve --model smollm2-135m
+activerag serve --model gemma-3-270m  # only the light-model row of fbrag.sh samples with it
 activerag longctx build --dataset hotpotqa --words 1500 --n 100
 activerag eval --dataset "$HOME/.cache/activerag/longctx/hotpotqa-1500w.jsonl" --n 10 \
   --concurrency 2 --methods fb_rag,op_rag,long_context --run runs/fbrag-smoke-hotpot1500-n10
 results/fbrag.sh
 results/fbrag_extra.sh
+python results/fbrag_report.py
 # Scale (issue #10): BM25 at 32k-1M passages (bm25s index against rank-bm25) and the graph's
 # overhead over a bare loop of the same LM calls; results/retrieval.md and overhead.md hold
 # their tables.

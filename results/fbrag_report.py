@@ -1,0 +1,140 @@
+"""FB-RAG's tables and plots (issues #9, #18) from the run folders of results/fbrag.sh and
+results/fbrag_extra.sh: the main tables per dataset, K = 1..5, the light model, 3,000-word
+contexts, the F1-latency plot and the gold words read. Run from the folder holding runs/, after
+those scripts; a table whose runs are missing is skipped and said so (its committed file stays).
+"""
+
+import shutil
+
+from merging import OUT, RUNS, merged_table
+
+from activerag.evaluation.evaluate import Run, summarise_methods
+from activerag.evaluation.tables import LONG_CONTEXT_COLUMNS
+
+# From results/fbrag.sh on the default model (issue #18): SmolLM2-135M samples, the default model
+# reads. The committed tables of issue #9 (Gemma 3 270M reading) say so in their own titles.
+FB_SETUP = ("contexts of about 1,500 words, 100-word chunks, X = 1,500 words (stage I reads the "
+            "whole context), K = 5 samples of 96 tokens at temperature 1; SmolLM2-135M-Instruct "
+            "samples, Qwen2.5-Coder-0.5B-Instruct reads (answers up to 32 tokens, LongBench's "
+            "qa_f1); "
+            "two questions at a time; latency_seconds: a question's wall time with its "
+            "cached samples counted at what their draw took")
+FB_ORDER = ["fb_rag", "fb_rag_fb", "op_rag", "vanilla_rag", "self_route", "long_context",
+            "fb_rag Y=1000", "fb_rag_fb Y=1000", "op_rag Y=1000", "answer as query",
+            "gold paragraphs"]
+FB_DATASETS = {"hotpotqa": "HotpotQA (rpt test split)", "2wiki500": "2WikiMultihopQA (2wiki500)"}
+Y1000 = {m: f"{m} Y=1000" for m in ("fb_rag", "fb_rag_fb", "op_rag")}
+fb_tables = {}
+for ds, name in FB_DATASETS.items():
+    fb_tables[ds] = merged_table(
+        f"fbrag-{ds}-1500w", f"FB-RAG and its baselines on {name}: {FB_SETUP}; Y = 500 words "
+        "unless named; p: paired bootstrap against fb_rag",
+        {f"fbrag-{ds}-y500": None, f"fbrag-{ds}-y1000": Y1000, f"fbrag-oracle-{ds}": None},
+        FB_ORDER,
+        columns=LONG_CONTEXT_COLUMNS)
+merged_table("fbrag-hotpotqa-samples",
+             f"FB-RAG (Ours-F, Y = 500) with K = 1..5 samples on HotpotQA: {FB_SETUP}; K < 5 "
+             "reads the first K of the same K = 5 draw, so its latency_seconds counts the K = 5 "
+             "draw (what K costs is measured in fbrag-cost.md); p: paired bootstrap against K=5",
+             {"fbrag-hotpotqa-y500": {"fb_rag": "K=5"},
+              **{f"fbrag-hotpotqa-k{k}": {"fb_rag": f"K={k}"} for k in range(1, 5)}},
+             [f"K={k}" for k in (5, 1, 2, 3, 4)], columns=LONG_CONTEXT_COLUMNS)
+merged_table("fbrag-hotpotqa-light-model",
+             f"FB-RAG's light model, SmolLM2-135M against Gemma 3 270M, on "
+             f"HotpotQA: {FB_SETUP}; p: paired bootstrap against the SmolLM2 row",
+             {"fbrag-hotpotqa-y500": {"fb_rag": "fb_rag, SmolLM2 light", "op_rag": "op_rag"},
+              "fbrag-hotpotqa-gemma-light": {"fb_rag": "fb_rag, Gemma light"}},
+             ["fb_rag, SmolLM2 light", "fb_rag, Gemma light", "op_rag"],
+             only_done="fb_rag, Gemma light", columns=LONG_CONTEXT_COLUMNS)
+merged_table("fbrag-hotpotqa-3000w",
+             "FB-RAG at X = 1,500 -> Y = 1,000 over HotpotQA contexts of about 3,000 words "
+             "(stage I reads half of the context): SmolLM2-135M-Instruct samples (K = 5), "
+             "Qwen2.5-Coder-0.5B-Instruct reads; two questions at a time; p: paired bootstrap "
+             "against fb_rag",
+             {"fbrag-hotpotqa3000-y1000": None}, ["fb_rag", "op_rag", "long_context"],
+             columns=LONG_CONTEXT_COLUMNS)
+if (RUNS / "fbrag-cost.md").exists():
+    shutil.copy(RUNS / "fbrag-cost.md", OUT / "fbrag-cost.md")
+
+
+def plot_fb_rag(tables: dict) -> None:
+    """F1 against latency, one point per method and setting (FB-RAG's Figure 2 shape)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+
+    shown = {ds: t for ds, t in tables.items() if t}
+    if not shown:
+        return
+    fig, axes = plt.subplots(1, len(shown), figsize=(6 * len(shown), 4.5), dpi=120,
+                             squeeze=False)
+    for ax, (ds, table) in zip(axes[0], shown.items(), strict=True):
+        for i, (method, s) in enumerate(table.items()):
+            f1, (low, high) = s["f1"], s["f1_ci"]
+            if method in ("gold paragraphs", "answer as query"):  # ceilings, not methods
+                ax.axhline(f1, linestyle="--", linewidth=0.8, color="gray")
+                ax.annotate(f"ceiling: {method}", (0.01, f1), xycoords=("axes fraction", "data"),
+                            xytext=(0, 3), textcoords="offset points", fontsize=7, color="gray")
+                continue
+            style = "o" if method.startswith("fb_rag") else "s"
+            ax.errorbar([s["latency_seconds"]], [f1], yerr=[[f1 - low], [high - f1]],
+                        fmt=style, capsize=3)
+            ax.annotate(method, (s["latency_seconds"], f1), textcoords="offset points",
+                        xytext=(4, 4 + 8 * (i % 3 - 1)), fontsize=7)
+        ax.set_xscale("log")
+        ticks = [3, 5, 10, 20, 50, 100]
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("seconds per question (2 at a time, 2 CPU cores)")
+        ax.set_ylabel("qa_f1 (95% interval)")
+        ax.set_title(f"{FB_DATASETS[ds]}, n={max(s['n'] for s in table.values())}")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(OUT / "fbrag-f1-latency.png")
+    plt.close(fig)
+
+
+plot_fb_rag(fb_tables)
+
+
+def recall_table() -> None:
+    """How much of the gold paragraphs stage II's ranking reads against the question's own
+    (OP-RAG), paired: the direction check a small model can show even where F1 cannot. The
+    main number is the share of gold words read; beside it, the share of gold paragraphs read
+    at least half."""
+    lines = ["### Gold paragraphs read at Y = 500 words: FB-RAG's rankings against the "
+             "question's BM25 (OP-RAG), paired bootstrap on the same questions\n",
+             "gold_word_recall: the share of the gold paragraphs' words the reader read; "
+             "gold_half_recall: the share of gold paragraphs it read at least half of\n",
+             "| dataset | method | gold_word_recall | difference from op_rag | p "
+             "| gold_half_recall | difference from op_rag | p |",
+             "|---|---|---|---|---|---|---|---|"]
+    for ds, name in FB_DATASETS.items():
+        run = RUNS / f"fbrag-{ds}-y500"
+        if not (run / "examples.jsonl").exists():
+            continue
+        summary = summarise_methods(Run(run).rows(), ["op_rag", "fb_rag", "fb_rag_fb"])
+        for method, s in summary.items():
+            if "gold_word_recall" not in s:
+                print(f"skipped {run} {method}: its rows predate the spans read (run it again)")
+                continue
+            vs = s.get("vs_first", {})
+            cells = []
+            for key in ("gold_word_recall", "gold_half_recall"):
+                lo, hi = s[f"{key}_ci"]
+                diff, p = vs.get(f"{key}_diff"), vs.get(f"{key}_p")
+                cells += [f"{s[key]:.3f} [{lo:.3f}, {hi:.3f}]",
+                          "-" if diff is None else f"{diff:+.3f}",
+                          "-" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"]
+            lines.append(f"| {name} | {method} | " + " | ".join(cells) + " |")
+    if len(lines) == 4:
+        print("skipped fbrag-recall: no fbrag-*-y500 run in runs/ (its committed file stays)")
+        return
+    (OUT / "fbrag-recall.md").write_text("\n".join(lines) + "\n")
+    print((OUT / "fbrag-recall.md").read_text())
+
+
+recall_table()
+

@@ -1,0 +1,34 @@
+"""One table from the rows of several run folders, shared by the report scripts of results/."""
+
+import json
+from pathlib import Path
+
+from activerag.evaluation.evaluate import Run, summarise_methods
+from activerag.evaluation.tables import markdown_table
+
+RUNS, OUT = Path("runs"), Path("results")
+
+
+def merged_table(out: str, title: str, parts: dict[str, list[str] | dict[str, str] | None],
+                 order: list[str], only_done: str | None = None,
+                 columns: tuple[str, ...] | None = None) -> dict | None:
+    """One table from the rows of several runs (run folder: its methods to take, a dict: those
+    methods under new labels, None: all), on the questions every run finished (ONLY_DONE:
+    those the run of that method finished), with paired p-values against the first method."""
+    if not all((RUNS / name / "examples.jsonl").exists() for name in parts):
+        print(f"skipped {out}: a run is missing")
+        return None
+    rows = [{**r, "method": keep[r["method"]]} if isinstance(keep, dict) else r
+            for name, keep in parts.items() for r in Run(RUNS / name).rows()
+            if keep is None or r["method"] in keep]
+    if only_done:
+        ids = {r["id"] for r in rows if r["method"] == only_done}
+        rows = [r for r in rows if r["id"] in ids]
+    order = [m for m in order if any(r["method"] == m for r in rows)]
+    summary = summarise_methods(rows, order)
+    n = max(s["n"] for s in summary.values())
+    table = markdown_table(summary, columns) if columns else markdown_table(summary)
+    (OUT / f"{out}.md").write_text(f"### {title} (n={n})\n\n" + table)
+    (OUT / f"{out}.json").write_text(json.dumps(summary, indent=1))
+    print((OUT / f"{out}.md").read_text())
+    return summary
