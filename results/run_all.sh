@@ -103,8 +103,8 @@ python benchmarks/replug_lm.py --store "$STORE" --n 24 --concurrency 4 --out run
   --dense --query-encoder runs/lsr-2wiki-lm
 # The peer, one question at a time, with its own response prompt and with one the model can
 # follow (both in one run).
-# (SmolLM2: --n 20; the default model: --n 10, alone on the server, at 76b2d80 code)
-python benchmarks/flarechain_compare.py --store "$STORE" --n 10 --out runs/flarechain
+# (SmolLM2 and the default model: --n 20, alone on the server; the default model at 6e0d032 code)
+python benchmarks/flarechain_compare.py --store "$STORE" --n 20 --out runs/flarechain
 # FB-RAG: SmolLM2 samples (:8755), the default model reads (:8765; issue #9's committed tables
 # K = 1..5, light model, 3,000 words and cost had Gemma 3 270M read). The smoke run (10
 # questions) first, then the tables: main (both datasets, Y = 500 and 1000, ceilings), K = 1..5,
