@@ -114,8 +114,9 @@ activerag serve --model gemma-3-270m  # only the light-model row of fbrag.sh sam
 activerag longctx build --dataset hotpotqa --words 1500 --n 100
 activerag eval --dataset "$HOME/.cache/activerag/longctx/hotpotqa-1500w.jsonl" --n 10 \
   --concurrency 2 --methods fb_rag,op_rag,long_context --run runs/fbrag-smoke-hotpot1500-n10
-results/fbrag.sh
-results/fbrag_extra.sh
+# N=20: the default model's main tables and ceilings (issue #9's Gemma runs had 30)
+N=20 results/fbrag.sh
+N=20 results/fbrag_extra.sh
 python results/fbrag_report.py
 # Scale (issue #10): BM25 at 32k-1M passages (bm25s index against rank-bm25) and the graph's
 # overhead over a bare loop of the same LM calls; results/retrieval.md and overhead.md hold

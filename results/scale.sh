@@ -3,8 +3,9 @@
 # one after another on the quiet 2-core machine with `activerag serve` and nothing else running
 # (vLLM 0.32 on the CPU). breakdown.md and throughput.md are the default model's (issue #18, at
 # 6e0d032 code, with the smaller sizes below: 8 and 12 questions, levels 1/4/8, 3 bare requests;
-# SmolLM2's were 20 and 24 questions, levels up to 16); dense_ingest.md is issue #10's. faults.md and dev-server-load.md come from
-# `python benchmarks/faults.py` and `python benchmarks/dev_server_load.py`.
+# SmolLM2's were 20 and 24 questions, levels up to 16); dense_ingest.md is issue #10's.
+# faults.md and dev-server-load.md come from `python benchmarks/faults.py` and
+# `python benchmarks/dev_server_load.py`.
 set -euo pipefail
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 STORE=${STORE:-$HOME/.cache/activerag/store-2wiki}
