@@ -220,11 +220,15 @@ def _plot_costs(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: 
     for label, _, s in rows:
         families.setdefault(label.split(" ")[0], []).append((label, s))
     for ax, (cost, _, xlabel, scale) in zip(axes, COSTS[name], strict=True):
-        for (family, points), marker in zip(families.items(), "osD^vP*X", strict=False):
+        for i, ((family, points), marker) in enumerate(zip(families.items(), "osD^vP*X",
+                                                           strict=False)):
             points = sorted(points, key=lambda p: p[1][cost])
+            # each family's markers a little smaller than the one drawn before it, so a point
+            # that lands on another (single under the app that routes nothing) stays visible
             ax.errorbar([s[cost] * scale for _, s in points], [s["f1"] * 100 for _, s in points],
                         yerr=_error_bars([s for _, s in points], "f1"), marker=marker,
-                        capsize=3, label=family, alpha=0.85)
+                        markersize=max(6.0, 10.0 - 1.0 * i), capsize=3, label=family,
+                        alpha=0.85)
             spots: dict[tuple[float, float], list[str]] = {}  # tied points share one label
             for label, s in points:
                 knob = label.partition(" ")[2]
