@@ -11,8 +11,8 @@ from merging import OUT, RUNS, merged_table
 from activerag.evaluation.evaluate import Run, summarise_methods
 from activerag.evaluation.tables import markdown_table
 
-RUN_FOLDERS = ("2wiki-main-n200", "demo-n48", "2wiki-family-n50", "2wiki-replug-n50",
-               "fbrag-smoke-hotpot1500-n10")
+RUN_FOLDERS = ("2wiki-main-n200", "demo-n48", "demo-n48-1.5b", "2wiki-family-n50",
+               "2wiki-replug-n50", "fbrag-smoke-hotpot1500-n10")
 SWEEPS = {"beta": "n100", "theta": "n100", "next_previous": "n50", "window": "n50"}
 
 

