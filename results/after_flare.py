@@ -25,7 +25,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from after_flare_rows import OUT, RUNS, Table, load_rows, scores, summaries, swept_summaries
+from after_flare_rows import (
+    OUT,
+    RUNS,
+    Claim,
+    Table,
+    load_rows,
+    scores,
+    summaries,
+    swept_summaries,
+)
 from after_flare_tables import (
     BETA,
     CLAIMS,
@@ -69,10 +78,10 @@ def paired(rows: list[dict[str, Any]], method: str, against: str) -> dict[str, A
             "retrievals": (per_q(a, "retrieval_steps"), per_q(b, "retrieval_steps"))}
 
 
-def verdict(claim: str, d: dict[str, Any]) -> str:
+def verdict(claim: Claim, d: dict[str, Any]) -> str:
     """What the numbers say of CLAIM: shown, reversed, or not shown (with why)."""
     lo, hi = d["ci"]
-    if " match" in claim or "keeps" in claim:  # "matches", "match masked ones"
+    if claim.equal:
         fewer = d["calls"][0] < d["calls"][1]
         if -MARGIN <= lo and hi <= MARGIN:
             return ("shown: equal within ±0.05 F1" + (", at fewer LM calls" if fewer
@@ -88,18 +97,20 @@ def verdict(claim: str, d: dict[str, Any]) -> str:
 def claims_table(rows: list[dict[str, Any]], table: Table) -> str:
     lines = ["| published claim | here: F1 difference [95% interval] | p | n | LM calls per "
              "question (method / against) | verdict |", "|---|---|---|---|---|---|"]
-    for claim, method, against in JUDGED.get(table.name, CLAIMS):
+    for claim in JUDGED.get(table.name, CLAIMS):
+        method, against = claim.method, claim.against
         if table.claims and not {method, against} <= {*table.claims, "none"}:
             continue
         d = paired(rows, method, against)
         if d is None:
-            lines.append(f"| {claim} | {method} or {against} not run | - | - | - | not measured |")
+            lines.append(f"| {claim.text} | {method} or {against} not run | - | - | - | "
+                         "not measured |")
             continue
         lo, hi = d["ci"]
         p = "<0.001" if d["p"] < 0.001 else f"{d['p']:.3f}"
-        lines.append(f"| {claim} | {method} - {against}: {d['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}] "
-                     f"| {p} | {d['n']} | {d['calls'][0]:.2f} / {d['calls'][1]:.2f} "
-                     f"| {verdict(claim, d)} |")
+        lines.append(f"| {claim.text} | {method} - {against}: {d['diff']:+.3f} "
+                     f"[{lo:+.3f}, {hi:+.3f}] | {p} | {d['n']} | {d['calls'][0]:.2f} / "
+                     f"{d['calls'][1]:.2f} | {verdict(claim, d)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -7,12 +7,22 @@ dropped."""
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from activerag.evaluation.evaluate import Run
 from activerag.evaluation.summaries import summarise, versus
 
 RUNS, OUT = Path("runs"), Path("results")
+
+
+class Claim(NamedTuple):
+    """A published claim judged on a table: METHOD against AGAINST by their paired F1."""
+
+    text: str
+    method: str
+    against: str
+    equal: bool = False
+    """A claim that the two match: judged by its interval (within ±0.05 F1), not its p."""
 
 
 @dataclass(frozen=True)

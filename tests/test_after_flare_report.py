@@ -202,11 +202,23 @@ def test_the_beta_table_judges_table_5_not_the_after_flare_claims(af: Any) -> No
     assert "IRCoT" not in text and "not measured" in text  # the word variants are not in ROWS
 
 
-@pytest.mark.parametrize("claim", ["An uncertainty gate matches DRAGIN at fewer LM calls",
-                                   "Explicit queries (a question per uncertain span) match "
-                                   "masked ones (Table 6)"])
-def test_a_claim_of_equality_is_judged_by_its_interval_not_its_p(af: Any, claim: str) -> None:
+@pytest.mark.parametrize("text", ["An uncertainty gate matches DRAGIN at fewer LM calls",
+                                  "Explicit queries (a question per uncertain span) match "
+                                  "masked ones (Table 6)"])
+def test_a_claim_of_equality_is_judged_by_its_interval_not_its_p(af: Any, text: str) -> None:
+    claim = af.Claim(text, "a", "b", equal=True)
     wide = {"ci": (-0.088, 0.035), "p": 0.45, "diff": -0.025, "calls": (7.6, 6.5)}
     assert af.verdict(claim, wide) == ("not shown: the interval is too wide to call them "
                                        "equal (±0.05 F1)")
     assert af.verdict(claim, {**wide, "ci": (-0.04, 0.03)}).startswith("shown: equal")
+    # what decides is the claim's kind, not its wording
+    better = af.Claim(text, "a", "b")
+    assert af.verdict(better, {**wide, "ci": (-0.04, 0.03)}) == "not shown (p >= 0.05)"
+    assert af.verdict(better, {**wide, "p": 0.01, "diff": 0.06}) == "shown"
+
+
+def test_the_claims_of_equality_are_the_ones_that_say_so(af: Any) -> None:
+    every = [c for claims in (af.CLAIMS, *af.JUDGED.values()) for c in claims]
+    assert {c.method for c in every if c.equal} == {*af.GATES, "adaptive_rag", "flare_explicit",
+                                                    "replug"}
+    assert all(c.equal == (" match" in c.text or "keeps" in c.text) for c in every)
