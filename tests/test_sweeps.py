@@ -71,3 +71,11 @@ def test_a_sweep_runs_the_variants_named_in_the_order_named():
         ("beta=0.4 word+x", 0.4, {"beta": 0.4, "mask_unit": "word",
                                   "keep_question_words": True})]
     assert chosen("theta", None) == SWEEPS["theta"]
+
+
+def test_a_beta_sweep_of_masking_options_alone_plots_without_the_per_token_curve(tmp_path):
+    """`--variants "beta=0.2 word,beta=0.6 word"`: no per-token variant to start the curve."""
+    rows = [("beta=0.2 word", 0.2, summary(0.20, 0.5, 4.0)),
+            ("beta=0.6 word", 0.6, summary(0.25, 0.5, 4.0))]
+    plot("beta", rows, tmp_path / "b.png", RESULT)
+    assert (tmp_path / "b.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

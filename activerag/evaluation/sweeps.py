@@ -186,8 +186,8 @@ def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
             modes.setdefault(label.partition(" ")[2] or "token", []).append((x, summary))
         for i, (mode, curve) in enumerate(modes.items()):
             if mode != "token":
-                # β = 0 masks nothing, so every mode starts from the same point
-                curve = [p for p in modes["token"] if p[0] == 0.0] + curve
+                # β = 0 masks nothing, so every mode starts from the same point (when swept)
+                curve = [p for p in modes.get("token", []) if p[0] == 0.0] + curve
             shift = (i - 1) * 0.008  # keep the intervals of the modes apart
             ax.errorbar([x + shift for x, _ in curve], [s["em"] * 100 for _, s in curve],
                         yerr=_error_bars([s for _, s in curve], "em"), marker="o", capsize=3,
