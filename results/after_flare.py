@@ -202,9 +202,8 @@ def header(table: Table, n: int) -> str:
             "(the paper's), and at β 0.4 whole-word masking ('word') and whole words that never "
             "mask a word of the question ('word+x'); β 0.4 with per-token masking is FLARE's own "
             "setting, its flare row (flare, none and single are the rows of "
-            "2wiki-after-flare-n100). The sweep's other variants (whole words at β 0.2 and 0.6) "
-            "were not run: compute went to Table 5's own points first. Table 5 and its plot: "
-            "2wiki-table5-n100.md, .png. ")
+            "2wiki-after-flare-n100); both masking options at β 0.2 and 0.6 ran afterwards "
+            "(sweeps-table5-options). Table 5 and its plot: 2wiki-table5-n100.md, .png. ")
     if table is REPLUG:
         return (
             f"### REPLUG on the same {n} 2WikiMultihopQA questions (issue #18, Table 3's "

@@ -53,7 +53,10 @@ FAMILY = Table(
     "2WikiMultihopQA, the FLARE family on the first 100 questions of the main table",
     borrowed={"2wiki-after-flare-n100": ["flare", "none", "single"]})
 BETA = Table(
-    "2wiki-beta-n100", "sweeps-table5/beta", {"sweeps-table5/beta": None},  # the sweep's folder
+    "2wiki-beta-n100", "sweeps-table5/beta", {
+        "sweeps-table5/beta": None,  # the sweep's folder
+        "sweeps-table5-options/beta": None,  # the masking options at β 0.2 and 0.6
+    },
     "2WikiMultihopQA, FLARE's β and masking on the first 100 questions of the main table",
     borrowed={"2wiki-after-flare-n100": ["flare", "none", "single"]})
 REPLUG = Table(
