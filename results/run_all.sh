@@ -37,6 +37,10 @@ activerag eval --dataset demo --store runs/demo-store --max-answer-tokens 128 --
 ACTIVERAG_LM_TIMEOUT=3600 activerag sweep beta --dataset 2wiki --prompts paper --store "$STORE" \
   --max-answer-tokens 128 --concurrency 8 --n 100 --cache --out runs/sweeps-table5 \
   --variants "beta=0.0,beta=0.2,beta=0.6,beta=0.4 word,beta=0.4 word+x"
+# ... and both masking options at β 0.2 and 0.6 (read by the same two reports).
+ACTIVERAG_LM_TIMEOUT=3600 activerag sweep beta --dataset 2wiki --prompts paper --store "$STORE" \
+  --max-answer-tokens 128 --concurrency 3 --n 100 --cache --out runs/sweeps-table5-options \
+  --variants "beta=0.2 word,beta=0.6 word,beta=0.2 word+x,beta=0.6 word+x"
 # Every other method of the family on the first 100 of the main run's questions (issue #18,
 # default model; results/2wiki-family-n100.*, by results/after_flare.py, whose flare, none and
 # single rows are those of 2wiki-after-flare-n100), a run folder per method, side by side on one
@@ -62,12 +66,16 @@ activerag sweep window --dataset 2wiki "${COMMON[@]}" --n 50 --cache --out runs/
 activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval --store "$STORE" \
   --max-answer-tokens 128 --concurrency 4 --n 50 --run runs/2wiki-replug-n50 \
   --methods replug,none,single_k1,single_k10,replug_vote
-# On the default model (issue #18): the same baselines and the vote on 100 questions (REPLUG's
-# token-level agree mode, about 180 LM calls a question, not run); results/2wiki-replug-n100.*
-# by results/after_flare.py.
+# On the default model (issue #18): the same baselines and the vote on 100 questions, then
+# REPLUG's token-level ensemble (agree mode, about 100 LM calls a question, a minute a question
+# alone on 2 cores) in a folder of its own; results/2wiki-replug-n100.* by
+# results/after_flare.py.
 ACTIVERAG_LM_TIMEOUT=3600 activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval \
   --store "$STORE" --max-answer-tokens 128 --concurrency 4 --n 100 --cache \
   --run runs/2wiki-replug-n100 --methods none,single_k1,replug_vote,single_k10
+ACTIVERAG_LM_TIMEOUT=3600 activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval \
+  --store "$STORE" --max-answer-tokens 128 --concurrency 4 --n 100 --cache \
+  --run runs/2wiki-replug-agree-n100 --methods replug
 # REPLUG's rescore on the same questions (its echo requests bypass the prefix cache: about 100
 # uncached prefills a question; this run was stopped after the first questions, and the table
 # compares every method on those). A busy server needs longer than the default 300 s.
