@@ -2,9 +2,9 @@
 # FB-RAG's experiments (issues #9, #18): SmolLM2-135M samples (light, :8755), the default model
 # Qwen2.5-Coder-0.5B-Instruct reads (strong, :8765). Start both first: `activerag serve` and
 # `activerag serve --model smollm2-135m` (and `--model gemma-3-270m` for the light-model row).
-# On the default model the Y = 500 tables and the ceilings were run with N=20; Y = 1000, the K sweep,
-# the Gemma light row and fbrag_extra.sh's 3,000-word and cost tables are issue #9's (Gemma 3
-# 270M read them). Tables: `python results/fbrag_report.py`.
+# On the default model the Y = 500 tables and the ceilings were run with N=20; Y = 1000, the K
+# sweep, the Gemma light row and fbrag_extra.sh's 3,000-word and cost tables are issue #9's
+# (Gemma 3 270M read them). Tables: `python results/fbrag_report.py`.
 # The light samples are remembered (--cache-samples): Ours-F, Ours-FB, Y = 1000 and K = 1..4 read
 # the first K of the same K = 5 draw per question; the strong reader is always asked.
 set -euo pipefail

@@ -92,7 +92,7 @@ def plot_fb_rag(tables: dict) -> None:
         ax.set_xscale("log")
         seconds = [s["latency_seconds"] for m, s in table.items()
                    if s.get("latency_seconds") and m not in CEILINGS]
-        # the 1-2-5 ticks that span every point (a 147 s point had none beyond 100 s before)
+        # round ticks from half the fastest method to twice the slowest
         ticks = [t for t in (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000)
                  if min(seconds, default=1) / 2 <= t <= max(seconds, default=100) * 2]
         ax.set_xticks(ticks, [str(t) for t in ticks])

