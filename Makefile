@@ -30,7 +30,7 @@ test: setup
 	$(PY) -m pytest
 
 lint: setup
-	$(VENV)/bin/ruff check activerag graphs nodes stores tests benchmarks
+	$(VENV)/bin/ruff check activerag graphs nodes stores tests benchmarks notebooks results
 	$(VENV)/bin/mypy activerag graphs nodes stores
 
 bench: setup

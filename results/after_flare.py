@@ -215,9 +215,9 @@ def header(table: Table, n: int) -> str:
             "(replug_vote); flare is 2wiki-after-flare-n100's row (its exemplars carry their "
             "documents, so it is not this table's setting: a landmark, not a baseline). "
             "REPLUG's token-level ensemble (replug, agree mode) ran in a folder of its own "
-            "(2wiki-replug-agree-n100) and was stopped when the session's time ran out: at about "
-            "110 LM calls and a minute or more a question on this 2-core machine, it finished the "
-            "first questions its row counts, and its p is paired on those. ")
+            "(2wiki-replug-agree-n100), alone on the server, over two sessions (74 questions, "
+            "then the last 26 resumed from the run folder): about 110 LM calls and a minute or "
+            "more a question on this 2-core machine. ")
     return (
         f"### The same methods on {n} HotpotQA questions (issue #21; the first 100 of rpt's "
         "official dev split; default model, the paper's 2Wiki exemplars with the documents BM25 "

@@ -68,7 +68,7 @@ activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval --store "
   --methods replug,none,single_k1,single_k10,replug_vote
 # On the default model (issue #18): the same baselines and the vote on 100 questions, then
 # REPLUG's token-level ensemble (agree mode, about 110 LM calls and a minute or more a question
-# alone on 2 cores; stopped at 74, the same command resumes it) in a folder of its own;
+# alone on 2 cores; run as 74 then 26 questions, the same command resumes it) in its own folder;
 # results/2wiki-replug-n100.* by results/after_flare.py.
 ACTIVERAG_LM_TIMEOUT=3600 activerag eval --dataset 2wiki --prompts paper --no-exemplar-retrieval \
   --store "$STORE" --max-answer-tokens 128 --concurrency 4 --n 100 --cache \
