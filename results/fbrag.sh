@@ -2,9 +2,8 @@
 # FB-RAG's experiments (issues #9, #18): SmolLM2-135M samples (light, :8755), the default model
 # Qwen2.5-Coder-0.5B-Instruct reads (strong, :8765). Start both first: `activerag serve` and
 # `activerag serve --model smollm2-135m` (and `--model gemma-3-270m` for the light-model row).
-# On the default model the Y = 500 tables and the ceilings were run with N=20; Y = 1000, the K
-# sweep, the Gemma light row and fbrag_extra.sh's 3,000-word and cost tables are issue #9's
-# (Gemma 3 270M read them). Tables: `python results/fbrag_report.py`.
+# On the default model everything here ran with N=20 (Y = 1000, K and the Gemma row in a later
+# session than Y = 500, alone on the machine). Tables: `python results/fbrag_report.py`.
 # The light samples are remembered (--cache-samples): Ours-F, Ours-FB, Y = 1000 and K = 1..4 read
 # the first K of the same K = 5 draw per question; the strong reader is always asked.
 set -euo pipefail
@@ -25,7 +24,7 @@ for ds in hotpotqa 2wiki500; do
     done
   fi
 done
-# Gemma 3 270M as the light model too (Figure 3's light-model axis), on fewer questions
-ev --dataset "$L/hotpotqa-1500w.jsonl" --methods fb_rag --n "${N_GEMMA:-15}" \
+# Gemma 3 270M as the light model too (Figure 3's light-model axis; issue #9's run had 15)
+ev --dataset "$L/hotpotqa-1500w.jsonl" --methods fb_rag --n "${N_GEMMA:-$N}" \
    --light-url http://127.0.0.1:8775/v1 --light-format plain --read-words 500 \
    --run runs/fbrag-hotpotqa-gemma-light
