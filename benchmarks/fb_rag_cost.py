@@ -7,7 +7,7 @@ Runs each question one at a time through fb_rag with K = 1, with K samples in on
 K separate requests, then op_rag and long_context (interleaved, so a busy machine weighs on all
 alike), and prints per-stage wall time, tokens and requests with 95% bootstrap intervals, and
 the ratio of K samples to one (goal: at most 1.3x for n=K). Needs both servers (`activerag
-serve`, `activerag serve --model gemma-3-270m`) and a long-context file (`activerag longctx
+serve`, `activerag serve --model smollm2-135m`) and a long-context file (`activerag longctx
 build --dataset hotpotqa --words 1500`); --skip leaves out the questions the evaluation uses.
 """
 
