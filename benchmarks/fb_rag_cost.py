@@ -5,10 +5,12 @@ separate requests, stage by stage, beside OP-RAG and long context.
 
 Runs each question one at a time through fb_rag with K = 1, with K samples in one request, with
 K separate requests, then op_rag and long_context (interleaved, so a busy machine weighs on all
-alike), and prints per-stage wall time, tokens and requests with 95% bootstrap intervals, and
-the ratio of K samples to one (goal: at most 1.3x for n=K). Needs both servers (`activerag
-serve`, `activerag serve --model smollm2-135m`) and a long-context file (`activerag longctx
-build --dataset hotpotqa --words 1500`); --skip leaves out the questions the evaluation uses.
+alike; each variant's requests carry a vLLM cache_salt of their own, so no variant reuses the
+prefill another computed for the same question), and prints per-stage wall time, tokens and
+requests with 95% bootstrap intervals, and the ratio of K samples to one (goal: at most 1.3x
+for n=K). Needs both servers (`activerag serve`, `activerag serve --model smollm2-135m`) and a
+long-context file (`activerag longctx build --dataset hotpotqa --words 1500`); --skip leaves
+out the questions the evaluation uses.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import argparse
 import asyncio
 import time
 from dataclasses import replace
+
+import serverprobe
 
 from activerag.context import FBRagContext
 from activerag.evaluation.datasets import load_dataset
@@ -57,13 +61,16 @@ async def main() -> None:
         "long_context": (build_baseline_graph("long_context"), base),
     }
     rows: dict[str, list[dict]] = {name: [] for name in variants}
+    serverprobe.instrument()
     for e in examples:
         for name, (graph, ctx) in variants.items():
-            rows[name].append(await one(graph, e.question, e.context, ctx))
+            with serverprobe.salted(f"{e.id} {name}"):
+                rows[name].append(await one(graph, e.question, e.context, ctx))
         print(f"{e.id}: " + ", ".join(f"{name} {rs[-1]['seconds']:.1f} s"
                                       for name, rs in rows.items()), flush=True)
-    print(f"\n{len(examples)} questions of {args.dataset} (from #{args.skip}), one at a time; "
-          f"X={base.recall_words}, Y={base.read_words} words; seconds with 95% intervals\n")
+    print(f"\n{len(examples)} questions of {args.dataset} (from #{args.skip}), one at a time, "
+          f"each variant with its own cache salt; X={base.recall_words}, Y={base.read_words} "
+          "words; seconds with 95% intervals\n")
     print("| variant | total s | sample s | generate / read s | requests | prompt tokens | "
           "generated tokens |")
     print("|---|---|---|---|---|---|---|")

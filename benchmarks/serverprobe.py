@@ -2,7 +2,8 @@
 the client, a cache salt per measured pass, /metrics, and bare completion streams.
 
 `instrument()` wraps the OpenAI client's completion call, the one VLLMClient streams through,
-so the library's own code path is what is measured. Inside `salted(s)` every request carries
+and the token-level client's completion posts, so the library's own code path is what is
+measured. Inside `salted(s)` every request carries
 vLLM's `cache_salt` s: its prefix cache then serves a request only from earlier requests with
 the same salt, so a pass cannot reuse what another pass computed. Inside `recording(calls)`
 each completed call appends a `Call` (times seen by the client) to CALLS.
@@ -111,7 +112,24 @@ def instrument() -> None:
         return out
 
     AsyncCompletions.create = create  # type: ignore[method-assign]
+    _salt_token_requests()
     _installed = True
+
+
+def _salt_token_requests() -> None:
+    """The token-level client (REPLUG's ensemble, FB-RAG's sampler and reader) posts to
+    /v1/completions itself, not through the OpenAI client: salt its requests too."""
+    from activerag.serving.token_lm import VLLMTokens
+
+    original = VLLMTokens._post
+
+    async def post(self: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        salt = _salt.get()
+        if salt is not None and path.endswith("/completions"):
+            body = {**body, "cache_salt": salt}
+        return await original(self, path, body)
+
+    VLLMTokens._post = post  # type: ignore[method-assign]
 
 
 @contextmanager

@@ -117,10 +117,11 @@ python benchmarks/replug_lm.py --store "$STORE" --n 24 --concurrency 4 --out run
 # follow (both in one run).
 # (SmolLM2 and the default model: --n 20, alone on the server; the default model at 6e0d032 code)
 python benchmarks/flarechain_compare.py --store "$STORE" --n 20 --out runs/flarechain
-# FB-RAG: SmolLM2 samples (:8755), the default model reads (:8765; issue #9's committed tables
-# K = 1..5, light model, 3,000 words and cost had Gemma 3 270M read). The smoke run (10
-# questions) first, then the tables: main (both datasets, Y = 500 and 1000, ceilings), K = 1..5,
-# light model, cost. results/fbrag_report.py writes them.
+# FB-RAG: SmolLM2 samples (:8755), the default model reads (:8765) every table (issue #9's
+# Gemma-read numbers stay in results/README.md's last section). The smoke run (10 questions)
+# first, then the tables: main (both datasets, Y = 500 and 1000, ceilings), K = 1..5, light
+# model, cost, 3,000 words (the reader served with --max-model-len 8192 for that one).
+# results/fbrag_report.py writes them.
 activerag serve --model smollm2-135m
 activerag serve --model gemma-3-270m  # only the light-model row of fbrag.sh samples with it
 activerag longctx build --dataset hotpotqa --words 1500 --n 100
