@@ -14,4 +14,6 @@ activerag ingest ../shared/data/2wikimultihopqa/hipporag_2wikimultihopqa_corpus.
 python benchmarks/breakdown.py --n 8 --store "$STORE" --out results/breakdown.md
 python benchmarks/throughput.py --n 12 --levels 1 4 8 --bare-streams 1 4 8 --bare-requests 3 \
   --store "$STORE" --out results/throughput.md
+python benchmarks/throughput.py --n 16 --levels 1 16 --bare-streams 1 16 --bare-requests 3 \
+  --store "$STORE" --out results/throughput-c16.md
 python benchmarks/dense_ingest.py --passages 2000 --repeat 1 --full --out results/dense_ingest.md
