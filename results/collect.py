@@ -6,7 +6,7 @@ Run after results/run_all.sh; a run that is missing is skipped and said so.
 import json
 import shutil
 
-from merging import OUT, RUNS, merged_table
+from merging import OUT, RUNS, merged_table, save_recall_plot
 
 from activerag.evaluation.evaluate import Run, summarise_methods
 from activerag.evaluation.tables import markdown_table
@@ -159,15 +159,8 @@ def plot_recall() -> None:
     ax.errorbar(ks, before, yerr=[[b - c[0] for b, c in zip(before, ci, strict=True)],
                                   [c[1] - b for b, c in zip(before, ci, strict=True)]],
                 marker="s", capsize=3, linestyle="--", color="gray", label="MiniLM (before)")
-    ax.set_xscale("log")
-    ax.set_xticks(ks, [str(k) for k in ks])
-    ax.set_xlabel("k passages retrieved")
-    ax.set_ylabel("gold-title recall@k")
-    ax.set_title("2Wiki, 200 held-out questions, 7,611 passages")
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(OUT / "lsr-recall.png")
+    save_recall_plot(fig, ax, ks, "2Wiki, 200 held-out questions, 7,611 passages",
+                     OUT / "lsr-recall.png")
     plt.close(fig)
 
 

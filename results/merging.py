@@ -1,7 +1,9 @@
-"""One table from the rows of several run folders, shared by the report scripts of results/."""
+"""One table from the rows of several run folders, and the recall@k plot's axes, shared by the
+report scripts of results/."""
 
 import json
 from pathlib import Path
+from typing import Any
 
 from activerag.evaluation.evaluate import Run, summarise_methods
 from activerag.evaluation.tables import markdown_table
@@ -32,3 +34,16 @@ def merged_table(out: str, title: str, parts: dict[str, list[str] | dict[str, st
     (OUT / f"{out}.json").write_text(json.dumps(summary, indent=1))
     print((OUT / f"{out}.md").read_text())
     return summary
+
+
+def save_recall_plot(fig: Any, ax: Any, ks: list[int], title: str, path: Path) -> None:
+    """Label a gold-title recall@k plot (k on a log axis) and save it to PATH."""
+    ax.set_xscale("log")
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.set_xlabel("k passages retrieved")
+    ax.set_ylabel("gold-title recall@k")
+    ax.set_title(title)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)

@@ -105,6 +105,26 @@ activerag eval "${DENSE[@]}" --run runs/2wiki-replug-dense-vote-n50
 activerag eval "${DENSE[@]}" --query-encoder runs/lsr-2wiki --run runs/2wiki-replug-lsr-vote-n50
 activerag train-retriever --store "$STORE" --task lm --n 120 --epochs 2 --batch 8 --lr 1e-4 \
   --out runs/lsr-2wiki-lm
+# REPLUG-LSR with the default model as the teacher, at a 2-core budget fixed before the run (160
+# training questions, 3 epochs of batch 8: 60 steps), its shuffled control, and the top-1
+# document with the dense retriever before and after on 100 questions (the vote, 10 answers of up
+# to 128 tokens a question, was not affordable here); tables by results/lsr_report.py.
+DENSE_STORE=${DENSE_STORE:-$HOME/.cache/activerag/store-2wiki-dense}
+activerag ingest ../shared/data/2wikimultihopqa/hipporag_2wikimultihopqa_corpus.json \
+  --store "$DENSE_STORE"
+LSR05=(--store "$DENSE_STORE" --n 160 --epochs 3 --batch 8)
+activerag train-retriever "${LSR05[@]}" --out runs/lsr-2wiki-05b
+mkdir -p runs/lsr-2wiki-05b-shuffled && cp runs/lsr-2wiki-05b/epoch-*.json runs/lsr-2wiki-05b-shuffled/
+activerag train-retriever "${LSR05[@]}" --out runs/lsr-2wiki-05b-shuffled --teacher shuffled
+# the same budget with SmolLM2-135M as the teacher (served on :8755): does the teacher matter?
+activerag serve --model smollm2-135m
+activerag train-retriever "${LSR05[@]}" --out runs/lsr-2wiki-smol160 --base-url http://127.0.0.1:8755/v1
+DENSE05=(--dataset 2wiki --prompts paper --no-exemplar-retrieval --store "$DENSE_STORE"
+         --max-answer-tokens 128 --concurrency 4 --n 100 --retriever chroma --cache
+         --methods single_k1)
+activerag eval "${DENSE05[@]}" --run runs/2wiki-dense-top1-05b-n100
+activerag eval "${DENSE05[@]}" --query-encoder runs/lsr-2wiki-05b --run runs/2wiki-lsr-top1-05b-n100
+python results/lsr_report.py --store "$DENSE_STORE"
 # REPLUG's cost: token vs agree mode on demo questions, one at a time (same tokens).
 python benchmarks/replug_cost.py --n 6 --k 10 --lookahead 8 16 > runs/replug-cost.md
 # REPLUG as a language model: bits per byte of held-out passages (Table 1 / Figure 4 shape);
