@@ -151,6 +151,19 @@ def allow_port(_no_network: set[int]) -> Callable[[int], None]:
 
 
 @pytest.fixture
+def shared_data_dir():
+    """The shared evaluation data folder; CI has it beside the checkout, a bare clone elsewhere
+    may not, and a test that reads it is then skipped with what to set."""
+    from activerag.errors import ActiveRagError
+    from activerag.settings import shared_data
+
+    try:
+        return shared_data()
+    except ActiveRagError:
+        pytest.skip("../shared/data not found; set ACTIVERAG_DATA to run the tests that read it")
+
+
+@pytest.fixture
 def own_home(tmp_path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A CLI test's own ACTIVERAG_HOME under TMP_PATH, none of the environment's endpoints,
     store or model settings, and no probe remembered from another test."""

@@ -47,7 +47,7 @@ async def test_the_prompt_classifier_routes_a_demo_question_to_a_strategy_that_a
 
 
 def test_train_router_on_three_questions_writes_a_router_that_routes(
-        vllm_url, demo_store, tmp_path, capsys):
+        vllm_url, demo_store, tmp_path, capsys, shared_data_dir):
     out = tmp_path / "router"
     rc = main(["train-router", "--out", str(out), "--n", "3", "--concurrency", "3",
                "--base-url", vllm_url, "--store", str(demo_store), "--max-answer-tokens", "48"])

@@ -88,13 +88,14 @@ def test_chroma_server_store(chroma_server, tmp_path):
     assert hit.metadata["title"] == "Kelmor" and 0 < score <= 1
 
 
-def test_the_bm25s_index_ranks_the_2wiki_corpus_as_rank_bm25(tmp_path):
+def test_the_bm25s_index_ranks_the_2wiki_corpus_as_rank_bm25(tmp_path, shared_data_dir):
     """Identical top-10 ids (and scores) on the real 2Wiki corpus for 100 of its questions."""
-    from activerag.evaluation.datasets import load_dataset, shared_data
+    from activerag.evaluation.datasets import load_dataset
     from activerag.stores.bm25 import BM25Store
     from activerag.stores.documents import read_corpus
 
-    docs = list(read_corpus(shared_data() / "2wikimultihopqa/hipporag_2wikimultihopqa_corpus.json"))
+    corpus = shared_data_dir / "2wikimultihopqa/hipporag_2wikimultihopqa_corpus.json"
+    docs = list(read_corpus(corpus))
     indexed = BM25Store(tmp_path)
     indexed.add(docs)
     indexed.build_index()
