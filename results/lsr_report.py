@@ -1,14 +1,14 @@
 """Issue #18's REPLUG-LSR on the default model: gold-title recall@k on the first 200 2Wiki
 questions (held out) with the collection's MiniLM, the query tower the default model taught and
 the shuffled-teacher control (and SmolLM2-135M as the teacher at the same budget), each
-question's recall kept so every pair of towers gets a paired
-p; and, where their run folders exist, the answers from the top-1 document the dense retriever
-finds before and after LSR on the first 100 questions.
+question's recall kept so every pair of towers gets a paired p; and, where their run folders
+exist, the answers from the top-1 document the dense retriever finds before and after LSR on
+the first 100 questions.
 
 Run it, like collect.py, from the folder whose runs/ holds lsr-2wiki-05b and
 lsr-2wiki-05b-shuffled (and 2wiki-dense-top1-05b-n100, 2wiki-lsr-top1-05b-n100,
 2wiki-replug-n100), with the store the towers were trained on:
-`python results/lsr_report.py --store $STORE` (results/run_all.sh). Writes
+`python results/lsr_report.py --store $DENSE_STORE` (results/run_all.sh). Writes
 results/lsr05b-2wiki-recall.{md,json}, lsr05b-recall.png and, with the QA runs,
 2wiki-lsr05b-top1.{md,json}; with both teachers' towers, lsr05b-teachers.md from the LM score
 cache their training filled (under ACTIVERAG_HOME).
