@@ -41,8 +41,9 @@ def gguf_dir(settings: Settings, gguf: Path) -> Path:
 
 
 def serve(args: argparse.Namespace, settings: Settings) -> int:
+    from activerag.errors import ModelFileMissing
     from activerag.serving import server
-    from activerag.serving.catalogue import DEFAULT_MODEL, catalogue_model
+    from activerag.serving.catalogue import DEFAULT_MODEL, catalogue_model, check_engine
 
     model = catalogue_model(args.model) if args.model else DEFAULT_MODEL
     # the port: --port, else ACTIVERAG_PORT, else the catalogue model's own
@@ -55,15 +56,25 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
               f"{', '.join(map(str, stopped))}" if stopped else "no managed server was running")
         return 0
     settings = settings.model_copy(update={"port": port})
+    engine = check_engine(getattr(args, "engine", None) or "vllm")
+    at_least_one(args, "parallel", "threads", "max_model_len")
     model_dir = Path(args.model_dir) if args.model_dir else None
-    if args.gguf:
-        gguf = Path(args.gguf)
+    gguf = Path(args.gguf) if args.gguf else None
+    if gguf is not None and engine == "vllm":
         model_dir = gguf_dir(settings, gguf)
         if not (model_dir / "config.json").exists():
             server.convert_gguf(gguf, model_dir)
+        gguf = None
+    elif gguf is not None and not gguf.is_file():
+        raise ModelFileMissing(f"GGUF file {gguf} does not exist or is not a file; pass an "
+                               "existing .gguf file")
+    tools = server.TOOL_CALL_ARGS if getattr(args, "tool_calls", False) else ()
+    if tools and engine == "llama.cpp":
+        tools = ()  # llama-server (run with --jinja) answers tool calls as it is
+    launch = server.Launch(engine, tools, getattr(args, "parallel", None) or 4,
+                           getattr(args, "threads", None), getattr(args, "chat_template", None))
     url = server.start_server(settings, model_dir, args.max_model_len, args.served_name,
-                              model=model, extra_args=server.TOOL_CALL_ARGS
-                              if getattr(args, "tool_calls", False) else ())
+                              model=model, launch=launch, gguf=gguf)
     print(url)
     return 0
 

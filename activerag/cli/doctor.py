@@ -22,7 +22,8 @@ def table(found: Abilities) -> list[str]:
     from activerag.graphs.registry import METHODS
 
     window = found.context_length or "unknown (the server does not say)"
-    lines = [f"server {found.url}  model {found.model}  context length {window}", "",
+    lines = [f"server {found.url} ({found.engine})  model {found.model}  context length "
+             f"{window}", "",
              f"{'ability':<13} {'here':<5} what it is"]
     for name, what in ABILITIES.items():
         if name == "top_logprobs":

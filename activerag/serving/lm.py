@@ -27,6 +27,13 @@ from activerag.errors import (
     NoLogprobs,
     PromptTooLong,
 )
+from activerag.serving.dialect import (
+    LLAMA_CPP,
+    completion_logprobs,
+    engine_of,
+    first_stop,
+    tokenize_body,
+)
 from activerag.serving.security import api_key, auth_headers, unauthorized_error
 from activerag.settings import lm_timeout
 
@@ -125,7 +132,14 @@ def unreachable_error(base_url: str, cause: str) -> LMServerUnreachable:
 def too_long_error(model: str, message: str) -> PromptTooLong | None:
     """The error for a rejection that says the prompt overflows the context window, else None.
     A prompt that fills the window exactly leaves no room for one token: vLLM then cuts the
-    request's max_tokens to 0 and refuses that ("max_tokens must be at least 1, got 0")."""
+    request's max_tokens to 0 and refuses that ("max_tokens must be at least 1, got 0").
+    llama-server shares its -c among its --parallel slots, and says so per slot."""
+    if "context size" in message:
+        return PromptTooLong(
+            f"the prompt does not fit a llama-server slot of {model!r}: {message}. Each of its "
+            "slots holds -c / -np tokens: serve it with a larger --max-model-len (activerag "
+            "serve --engine llama.cpp gives each slot that many) or fewer --parallel slots "
+            "(by hand: raise -c or lower -np), or retrieve fewer or shorter documents")
     if "context length" in message or "maximum" in message and "token" in message or \
             "max_tokens must be at least 1" in message:
         return PromptTooLong(
@@ -183,14 +197,32 @@ class VLLMClient:
         self._llms: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, OpenAI] = (
             weakref.WeakKeyDictionary()
         )
+        self._engine: str | None = None
+
+    async def engine(self) -> str:
+        """Which server this is (dialect.VLLM or LLAMA_CPP), asked once."""
+        if self._engine is None:
+            try:
+                async with httpx.AsyncClient(timeout=self.timeout, headers=auth_headers()) as h:
+                    resp = await h.get(f"{self.base_url}/models")
+                    resp.raise_for_status()
+            except httpx.HTTPError as exc:
+                raise _translate(exc, self.base_url, self.model, self.timeout) from exc
+            self._engine = engine_of(resp.json().get("data", []))
+        return self._engine
 
     def _llm(self) -> OpenAI:
         """The LangChain model for the running event loop (its HTTP pool is bound to one loop)."""
         loop = asyncio.get_running_loop()
         if loop not in self._llms:
+            # llama-server closes the connection after a stream, and every generation streams:
+            # a kept connection would carry the next request into a closed socket
+            fresh = {"http_async_client": httpx.AsyncClient(
+                timeout=self.timeout, limits=httpx.Limits(max_keepalive_connections=0))} \
+                if self._engine == LLAMA_CPP else {}
             self._llms[loop] = OpenAI(base_url=self.base_url, model=self.model,
                                       api_key=SecretStr(api_key() or "EMPTY"), temperature=0.0,
-                                      max_retries=0, timeout=self.timeout)
+                                      max_retries=0, timeout=self.timeout, **fresh)
         return self._llms[loop]
 
     def _served_model(self) -> str:
@@ -234,7 +266,9 @@ class VLLMClient:
         }
         if not self.top_logprobs:
             del params["logprobs"]
-        if stop:
+        # llama-server does not say which stop string ended a stream: its stops are found here
+        client_stops = list(stop or ()) if await self.engine() == LLAMA_CPP else []
+        if stop and not client_stops:
             params["stop"] = stop
         if logit_bias:
             params["logit_bias"] = {str(k): v for k, v in logit_bias.items()}
@@ -270,6 +304,10 @@ class VLLMClient:
                     reason = (choice.model_extra or {}).get("stop_reason")
                     stop_reason = reason if isinstance(reason, str) else stop_reason
                     text += choice.text
+                    hit = first_stop(text, client_stops) if client_stops else None
+                    if hit is not None:
+                        text, stop_reason, finish = text[:hit[0]], hit[1], "stop"
+                        break
                     if cut is not None and finish is None:
                         end = cut(text, False)
                         if end is not None:
@@ -294,11 +332,11 @@ class VLLMClient:
     async def token_ids(self, text: str) -> list[int]:
         """Token ids of TEXT, from vLLM's /tokenize endpoint."""
         url = self.base_url.removesuffix("/v1") + "/tokenize"
+        body = tokenize_body(await self.engine(), text)
         try:
             async with httpx.AsyncClient(timeout=self.timeout,
                                          headers=auth_headers()) as http:
-                resp = await http.post(url, json={"model": self.model, "prompt": text,
-                                                  "add_special_tokens": False})
+                resp = await http.post(url, json={"model": self.model, **body})
                 resp.raise_for_status()
         except httpx.HTTPError as exc:
             raise _translate(exc, self.base_url, self.model, self.timeout) from exc
@@ -326,7 +364,7 @@ def _tokens_of(piece: str, info: dict[str, Any] | None, base: int, url: str,
     its tokens (text that might begin a stop string is held back), so the offsets, not the
     text received so far, place the tokens; BASE serves only when offsets are missing.
     """
-    lp = (info or {}).get("logprobs")
+    lp = completion_logprobs((info or {}).get("logprobs"))
     if lp is None and not want:
         return []
     if lp is None:

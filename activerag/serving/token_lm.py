@@ -22,6 +22,14 @@ from activerag.errors import (
     ModelMismatch,
     NoLogprobs,
 )
+from activerag.serving.dialect import (
+    ID_PREFIX,
+    completion_logprobs,
+    context_of,
+    detokenized,
+    engine_of,
+    tokenize_body,
+)
 from activerag.serving.lm import (
     LMServerError,
     busy_error,
@@ -31,7 +39,6 @@ from activerag.serving.lm import (
 )
 from activerag.serving.security import auth_headers, unauthorized_error
 
-_ID_PREFIX = "token_id:"
 RETRIES = 2
 """Times a request is sent again after the server dropped its connection."""
 
@@ -123,10 +130,10 @@ async def context_window_of(lm: object) -> int | None:
 
 
 def _token_id(key: str) -> int:
-    if not key.startswith(_ID_PREFIX):
+    if not key.startswith(ID_PREFIX):
         raise ActiveRagError(f"the server returned token {key!r}, not an id; it must honour "
                              "return_tokens_as_token_ids (vLLM's OpenAI-compatible server does)")
-    return int(key.removeprefix(_ID_PREFIX))
+    return int(key.removeprefix(ID_PREFIX))
 
 
 @dataclass
@@ -141,6 +148,7 @@ class VLLMTokens:
     _pieces: dict[int, str] = field(default_factory=dict, repr=False)
     """Texts of single tokens already asked for (the ensemble asks for each it decides)."""
     _window: int | None = field(default=None, repr=False)
+    _engine: str | None = field(default=None, repr=False)
 
     def _client(self) -> httpx.AsyncClient:
         """One HTTP pool per event loop (a pool is bound to the loop that made it)."""
@@ -181,22 +189,32 @@ class VLLMTokens:
                 f"the LM server rejected the request ({resp.status_code}): {text}")
         return dict(resp.json())
 
+    async def _models(self) -> list[dict[str, Any]]:
+        try:
+            resp = await self._client().get(self.base_url.rstrip("/") + "/models")
+            return list(resp.json().get("data", []))
+        except (httpx.HTTPError, ValueError) as exc:
+            raise LMServerUnreachable(f"the LM server at {self.base_url} is unreachable "
+                                      f"({exc!r}); start it with `activerag serve`") from exc
+
+    async def engine(self) -> str:
+        """Which server this is (dialect.VLLM or LLAMA_CPP), asked once."""
+        if self._engine is None:
+            self._engine = engine_of(await self._models())
+        return self._engine
+
     async def context_window(self) -> int | None:
-        """The served model's context length (vLLM's max_model_len), asked once."""
+        """The served model's context length (vLLM's max_model_len, llama-server's context
+        per slot), asked once."""
         if self._window is None:
-            try:
-                resp = await self._client().get(self.base_url.rstrip("/") + "/models")
-                models = resp.json().get("data", [])
-            except (httpx.HTTPError, ValueError) as exc:
-                raise LMServerUnreachable(f"the LM server at {self.base_url} is unreachable "
-                                          f"({exc!r}); start it with `activerag serve`") from exc
-            lengths = [m.get("max_model_len") for m in models
+            models = await self._models()
+            lengths = [context_of(m) for m in models
                        if m.get("id") == self.model or len(models) == 1]
-            self._window = int(lengths[0]) if lengths and lengths[0] else 0
+            self._window = lengths[0] if lengths and lengths[0] else 0
         return self._window or None
 
     async def tokenize(self, text: str) -> list[int]:
-        out = await self._post("/tokenize", {"prompt": text, "add_special_tokens": False})
+        out = await self._post("/tokenize", tokenize_body(await self.engine(), text))
         return list(out["tokens"])
 
     async def detokenize(self, ids: Sequence[int]) -> str:
@@ -204,10 +222,10 @@ class VLLMTokens:
             return ""
         if len(ids) == 1 and ids[0] in self._pieces:
             return self._pieces[ids[0]]
-        out = await self._post("/detokenize", {"tokens": list(ids)})
+        text = detokenized(await self._post("/detokenize", {"tokens": list(ids)}))
         if len(ids) == 1:
-            self._pieces[ids[0]] = str(out["prompt"])
-        return str(out["prompt"])
+            self._pieces[ids[0]] = text
+        return text
 
     async def sample(self, prompt: str, n: int, max_tokens: int, *, temperature: float,
                      top_p: float, top_k: int, seed: int | None,
@@ -233,7 +251,7 @@ class VLLMTokens:
             "prompt": list(prompt), "max_tokens": max_tokens, "temperature": 0.0,
             "logprobs": top, "return_tokens_as_token_ids": True})
         choice = out["choices"][0]
-        lp = choice.get("logprobs")
+        lp = completion_logprobs(choice.get("logprobs"), as_ids=True)
         if not lp or not lp.get("top_logprobs"):
             if choice.get("text"):
                 raise NoLogprobs(f"the server at {self.base_url} returned text without top "
@@ -256,10 +274,11 @@ class VLLMTokens:
         out = await self._post("/v1/completions", {
             "prompt": [*prompt, *continuation], "max_tokens": 0, "echo": True, "logprobs": 1,
             "return_tokens_as_token_ids": True})
-        lp = out["choices"][0].get("logprobs")
-        if not lp:
+        lp = completion_logprobs(out["choices"][0].get("logprobs"))
+        if not lp or len(lp.get("token_logprobs") or []) < len(prompt) + len(continuation):
             raise NoLogprobs(f"the server at {self.base_url} does not echo prompt logprobs; "
-                             "REPLUG's scoring needs vLLM's echo with logprobs")
+                             "scoring a text needs vLLM's echo with logprobs (llama-server has "
+                             "none): serve with --engine vllm")
         values = lp["token_logprobs"][len(prompt):]
         if len(values) != len(continuation) or any(v is None for v in values):
             raise ActiveRagError(f"the server scored {len(values)} tokens of a "
