@@ -109,8 +109,9 @@ class ServingContext:
     model)."""
     model: str = _env("ACTIVERAG_MODEL", "")
     """Served model name; empty: the one the server serves."""
-    prompt_format: Literal["chatml", "plain"] = "chatml"
-    """chatml for ChatML-templated instruct models (Qwen, SmolLM2); plain for base models."""
+    prompt_format: Literal["chatml", "plain", "auto"] = "chatml"
+    """auto: the served model's own chat template, asked of its server (a model without one:
+    plain); chatml: ChatML as written here (Qwen, SmolLM2); plain: text for base models."""
     retriever: Literal["bm25", "chroma"] = "bm25"
     """Which store of the corpus answers queries (the paper uses BM25)."""
     store_dir: str = _env("ACTIVERAG_STORE_DIR", "")
@@ -251,14 +252,14 @@ class FBRagContext(ServingContext):
                          _env("ACTIVERAG_BASE_URL", _served_here(_STRONG)))
     """The strong reader's endpoint (default: the default model, Qwen2.5-Coder-0.5B-Instruct,
     as `activerag serve` serves it)."""
-    prompt_format: Literal["chatml", "plain"] = _STRONG.prompt_format
+    prompt_format: Literal["chatml", "plain", "auto"] = _STRONG.prompt_format
     """The strong reader's prompt layout (Qwen2.5-Instruct: ChatML)."""
     light_base_url: str = _env("ACTIVERAG_LIGHT_URL", _served_here(_LIGHT))
     """The light sampler's endpoint (default: SmolLM2-135M, as `activerag serve --model
     smollm2-135m` serves it)."""
     light_model: str = ""
     """The light sampler's model name; empty: the one its server serves."""
-    light_prompt_format: Literal["chatml", "plain"] = _LIGHT.prompt_format
+    light_prompt_format: Literal["chatml", "plain", "auto"] = _LIGHT.prompt_format
     """The light sampler's prompt layout (SmolLM2-Instruct: ChatML)."""
     max_answer_tokens: int = 32
     """The reader's answer budget (LongBench's for 2WikiMQA and HotpotQA)."""

@@ -154,7 +154,8 @@ def make_prompt_classify(parts: Parts) -> AdaptiveNode:
         began = time.perf_counter()
         ctx = runtime.context
         lm = await parts.lm_for(ctx)
-        gen = await lm.generate(prompts.complexity_prompt(state["question"], ctx.prompt_format),
+        layout = await parts.layout_for(ctx)
+        gen = await lm.generate(prompts.complexity_prompt(state["question"], layout),
                                 max_tokens=COMPLEXITY_TOKENS, stop=list(prompts.COMPLEXITY_STOPS))
         parsed = parse_complexity(gen.text)
         record: Classification = {"classifier": "prompt", "reply": gen.text}

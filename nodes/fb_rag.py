@@ -27,7 +27,7 @@ from activerag.nodes import fb_rag_logic as fb
 from activerag.nodes.base import Update, checked_question
 from activerag.nodes.fb_rag_logic import Chunk
 from activerag.nodes.parts import Parts, _lm
-from activerag.nodes.prompts import READ, READER_STOPS, SAMPLE, reader_prompt
+from activerag.nodes.prompts import READ, READER_STOPS, SAMPLE, Layout, reader_prompt
 from activerag.nodes.studio_logic import add_sources
 from activerag.serving import cache
 from activerag.serving.catalogue import FAST_MODEL
@@ -71,6 +71,16 @@ class FBParts:
                 light = cache.CachedSampler(light, cache_file)
             self.strong.memo.setdefault(key, light)
         return self.strong.memo[key]
+
+
+async def light_layout(parts: FBParts, ctx: FBRagContext) -> Layout:
+    """The light sampler's prompt layout: auto is its own server's template."""
+    if ctx.light_prompt_format != "auto":
+        return ctx.light_prompt_format
+    if parts.light is not None:  # a sampler of its own (scripted): its layout, else ChatML
+        return getattr(parts.light, "chat_layout", None) or "chatml"
+    light = await parts.light_for(ctx)
+    return await parts.strong.layout_for(ctx, "auto", ctx.light_base_url, light.model)
 
 
 def _chunks(state: FBRagState) -> list[Chunk]:
@@ -211,7 +221,7 @@ def make_sample(parts: FBParts) -> Callable[..., Awaitable[Update]]:
         ctx = runtime.context
         prompt = reader_prompt(state["question"],
                                fb.join_chunks(_chunks(state), state["recall"]),
-                               ctx.light_prompt_format, SAMPLE)
+                               await light_layout(parts, ctx), SAMPLE)
         out, cut = await named(draw(parts, ctx, prompt), "light sampler", ctx.light_base_url)
         if len(out.texts) != ctx.samples:
             raise ActiveRagError(f"the light LM returned {len(out.texts)} samples, not "
@@ -275,7 +285,8 @@ async def _read(parts: FBParts, ctx: FBRagContext, question: str, passages: str,
                 instruction: str) -> Update:
     lm = await parts.strong.lm_for(ctx)
     tokens = await parts.strong.token_lm_for(ctx)
-    prompt, cut = await fit(tokens, reader_prompt(question, passages, ctx.prompt_format,
+    prompt, cut = await fit(tokens, reader_prompt(question, passages,
+                                                  await parts.strong.layout_for(ctx),
                                                   instruction),
                             ctx.max_answer_tokens, "strong LM")
     gen = await lm.generate(prompt, max_tokens=ctx.max_answer_tokens, stop=READER_STOPS)

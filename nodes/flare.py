@@ -212,7 +212,8 @@ async def generate_unit(parts: Parts, state: FlareState, ctx: FlareContext, unit
     else:
         cut = AnswerCut(await parts.splitter_for(ctx), final_only)
     task = task or await shots(parts, ctx)
-    text = prompt(state["question"], state.get("answer", ""), docs, ctx.prompt_format, task)
+    text = prompt(state["question"], state.get("answer", ""), docs,
+                  await parts.layout_for(ctx), task)
     with streaming_tokens():
         return await lm.generate(text, max_tokens=min(budget, left), cut=cut, stop=stop,
                                  **kwargs)
@@ -396,9 +397,10 @@ def make_formulate_query(parts: Parts) -> FlareNode:
             return {"step": {"queries": queries},
                     "decision": {**shown, "queries": queries, "fallback": not draft.strip()}}
         lm = await parts.lm_for(ctx)
+        layout = await parts.layout_for(ctx)
         passage = state.get("answer", "") + draft
         gens = await asyncio.gather(*[
-            lm.generate(question_prompt(state["question"], passage, span, ctx.prompt_format),
+            lm.generate(question_prompt(state["question"], passage, span, layout),
                         max_tokens=ctx.max_question_tokens, stop=["\n"])
             for span in spans
         ])

@@ -104,7 +104,8 @@ async def draw_samples(parts: Parts, state: FlareState, ctx: GateContext
     """lexsim's answers: lexsim_samples samples of the first pass's prompt in one request
     (n), each ended where an answer ends; and what they cost."""
     sampler = await sampler_for(parts, ctx)
-    prompt = answer_prompt(state["question"], "", [], ctx.prompt_format, await shots(parts, ctx))
+    prompt = answer_prompt(state["question"], "", [], await parts.layout_for(ctx),
+                           await shots(parts, ctx))
     try:
         out = await sampler.sample(prompt, ctx.lexsim_samples, ctx.max_answer_tokens,
                                    temperature=ctx.lexsim_temperature, top_p=LEXSIM_TOP_P,

@@ -61,7 +61,7 @@ def make_rewrite(context_for: ContextFor, lm: LM | None = None) -> Node[Messages
         ctx: ServingContext = context_for(runtime)
         model = await parts.lm_for(ctx)
         gen = await model.generate(
-            prompts.rewrite_prompt(turns, state["question"], ctx.prompt_format),
+            prompts.rewrite_prompt(turns, state["question"], await parts.layout_for(ctx)),
             max_tokens=prompts.REWRITE_MAX_TOKENS, stop=list(prompts.REWRITE_STOPS))
         standalone = standalone_from(gen.text, state["question"])
         return {"question": standalone,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,16 +13,28 @@ from langchain_core.retrievers import BaseRetriever
 
 from activerag.context import ServingContext
 from activerag.errors import LMServerUnreachable
+from activerag.nodes.prompts import Layout
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM, VLLMClient
 from activerag.serving.replicas import Replicas, urls
+from activerag.serving.templates import layout_of
 from activerag.serving.token_lm import TokenLM, VLLMTokens
 from activerag.settings import Settings
 
 _lock = threading.Lock()
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        log.warning(message)
+
+
 _lms: dict[tuple[str, ...], LM] = {}
 _lm_locks: dict[tuple[str, ...], threading.Lock] = {}
 _corpora: dict[str, object] = {}
+log = logging.getLogger(__name__)
 
 
 def _corpus(store_dir: str):  # type: ignore[no-untyped-def]
@@ -119,6 +132,25 @@ class Parts:
             # token-level methods (REPLUG's ensemble, FB-RAG's reader) use the first replica
             self.memo.setdefault(key, VLLMTokens(urls(ctx.base_url)[0], model))
         return self.memo[key]  # type: ignore[return-value]
+
+    async def layout_for(self, ctx: ServingContext, fmt: str | None = None,
+                         base_url: str | None = None, model: str | None = None) -> Layout:
+        """The layout of the context's prompt_format (FMT: another of its formats): auto is the
+        served model's own template, learned from the server at BASE_URL (default: the
+        context's) serving MODEL (default: the LM's). Given an LM of its own (a scripted one)
+        that carries no `chat_layout`, auto lays out ChatML and says so once."""
+        fmt = fmt or ctx.prompt_format
+        if fmt != "auto":
+            return fmt  # type: ignore[return-value]
+        if self.lm is not None and base_url is None:
+            own = getattr(self.lm, "chat_layout", None)
+            if own is None:
+                _warn_once("an LM given to the graph has no server to ask for its template: "
+                           "prompt_format auto lays out ChatML")
+            return own or "chatml"
+        url = urls(base_url or ctx.base_url)[0]
+        model = model or (await self.lm_for(ctx)).model
+        return await layout_of(url, model) or "plain"
 
     async def retriever_for(self, ctx: ServingContext) -> BaseRetriever:
         """The given retriever, or one over the context's corpus and store."""

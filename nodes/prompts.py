@@ -16,9 +16,13 @@ from typing import Literal, NamedTuple
 from langchain_core.documents import Document
 
 from activerag.errors import ActiveRagError
+from activerag.serving.templates import ChatLayout
 from activerag.settings import shared_data
 
-PromptFormat = Literal["chatml", "plain"]
+PromptFormat = Literal["chatml", "plain", "auto"]
+"""A run's setting: ChatML, plain text, or the served model's own template (auto)."""
+Layout = Literal["chatml", "plain"] | ChatLayout
+"""What a prompt is laid out in: auto resolved to the served model's ChatLayout (or plain)."""
 
 
 class Exemplar(NamedTuple):
@@ -34,11 +38,15 @@ ANSWER_INSTRUCTION = (
     "Use the search results when they are relevant. "
     "Finish with a sentence of the form: So the answer is <answer>."
 )
-# Worked examples about invented entities that stand in no corpus.
+# Worked examples about well-known real entities: an answer copied from them (a small model's
+# failure) names Chicago or Walt Disney and can never pass for an entity of a made-up corpus
+# such as the demo's, as the invented names of earlier exemplars did.
+EXEMPLAR_ENTITIES = ("The Walt Disney Company", "Walt Disney", "Chicago", "Chicago River")
+"""What the library's own exemplars name: an answer naming one copied it."""
 COT_EXEMPLARS: list[Exemplar] = [Exemplar(
-    "In which city was the founder of Morrow Lamp Works born?",
-    "Morrow Lamp Works was founded by Ilsa Brandt. Ilsa Brandt was born in the city of Kelmor. "
-    "So the answer is Kelmor.",
+    "In which city was the founder of The Walt Disney Company born?",
+    "The Walt Disney Company was founded by Walt Disney. Walt Disney was born in the city of "
+    "Chicago. So the answer is Chicago.",
 )]
 # StrategyQA (the authors' template): every question is put as a yes/no task.
 STRATEGYQA_INSTRUCTION = (
@@ -67,11 +75,11 @@ FINAL_ANSWER = "So the final answer is:"
 """Self-ask's answer line: appended when the model ends its output without one (as the self-ask
 authors' code does), so that the model then writes the answer."""
 SELF_ASK_EXEMPLARS: list[Exemplar] = [Exemplar(
-    "In which city was the founder of Morrow Lamp Works born?",
-    f"{SELF_ASK_START} Yes.\n{FOLLOW_UP} Who founded Morrow Lamp Works?\n"
-    f"{INTERMEDIATE} Morrow Lamp Works was founded by Ilsa Brandt.\n"
-    f"{FOLLOW_UP} Where was Ilsa Brandt born?\n{INTERMEDIATE} Ilsa Brandt was born in Kelmor.\n"
-    "So the final answer is: Kelmor.",
+    COT_EXEMPLARS[0].question,
+    f"{SELF_ASK_START} Yes.\n{FOLLOW_UP} Who founded The Walt Disney Company?\n"
+    f"{INTERMEDIATE} The Walt Disney Company was founded by Walt Disney.\n"
+    f"{FOLLOW_UP} Where was Walt Disney born?\n{INTERMEDIATE} Walt Disney was born in Chicago.\n"
+    "So the final answer is: Chicago.",
 )]
 
 # FLARE-instruct (§3.1, Prompt 1): skill 1 (search), skill 2 (the task), then both.
@@ -82,10 +90,10 @@ INSTRUCT_SEARCH_SKILL = (
     '"[Search(query)]" where the fact is needed, and the results will be given to you.'
 )
 SEARCH_EXEMPLARS: list[Exemplar] = [
-    Exemplar("Which river flows through Kelmor?",
-             "Kelmor lies on [Search(Which river flows through Kelmor?)] the Vedria River."),
-    Exemplar("When was Ilsa Brandt born?",
-             "Ilsa Brandt was born in [Search(Ilsa Brandt birth year)] 1871."),
+    Exemplar("Which river flows through Chicago?",
+             "Chicago lies on [Search(Which river flows through Chicago?)] the Chicago River."),
+    Exemplar("When was Walt Disney born?",
+             "Walt Disney was born in [Search(Walt Disney birth year)] 1901."),
 ]
 INSTRUCT_COMBINE = (
     "Now combine skill 1 and skill 2: answer the question, and search whenever you need a fact."
@@ -143,18 +151,23 @@ and </s>, and Gemma's <bos>, <eos>, <start_of_turn>, <end_of_turn> (with <pad>, 
 <mask>)."""
 
 
-def neutralise(text: str) -> str:
-    """TEXT with a space after the "<" of every chat-template marker, so that the tokenizer
-    reads the marker as plain characters and not as its special token.
+def neutralise(text: str, markers: Sequence[str] = ()) -> str:
+    """TEXT with a space after the "<" of every chat-template marker, and after the first
+    character of each of MARKERS (a served model's own special tokens, found on its server
+    under prompt_format auto), so that the tokenizer reads the marker as plain characters and
+    not as its special token.
 
-    vLLM's server has no endpoint that lists a model's special tokens, so the markers are a
-    fixed set. A special token is only ever matched as its exact string, before any merge, so
-    any change breaks it; a plain space is chosen over a zero-width joiner (U+2060) because no
-    tokenizer's normaliser deletes a space between characters, while some drop format
+    The "<" markers are a fixed set, kept under every layout. A special token is only ever
+    matched as its exact string, before any merge, so any change breaks it; a plain space is
+    chosen over a zero-width joiner (U+2060) because no tokenizer's normaliser deletes a space between characters, while some drop format
     characters (BERT's clean_text) and would rebuild the marker. Text without a marker is
     returned as it is, and neutralising twice changes nothing more.
     """
-    return _MARKER_OPENING.sub("< ", text)
+    text = _MARKER_OPENING.sub("< ", text)
+    for marker in markers:
+        if marker in text:
+            text = text.replace(marker, f"{marker[0]} {marker[1:]}")
+    return text
 
 
 def _chatml(system: str, turns: Sequence[tuple[str, str]], reply_prefix: str) -> str:
@@ -175,11 +188,19 @@ def _plain(system: str, turns: Sequence[tuple[str, str]], reply_prefix: str) -> 
     return "".join(out) + (" " + reply_prefix.lstrip(" ") if reply_prefix else "")
 
 
-def render(fmt: PromptFormat, system: str, turns: Sequence[tuple[str, str]],
+def render(fmt: Layout, system: str, turns: Sequence[tuple[str, str]],
            reply_prefix: str = "") -> str:
     """Lay out SYSTEM, (user, assistant) TURNS and the start of the reply for a completion;
     the markers any of them holds (a retrieved passage's, a question's) are neutralised, so
     that only the layout's own open turns."""
+    if isinstance(fmt, ChatLayout):
+        marks = fmt.markers
+        return fmt.render(neutralise(system, marks),
+                          [(neutralise(u, marks), neutralise(a, marks)) for u, a in turns],
+                          neutralise(reply_prefix, marks))
+    if fmt == "auto":
+        raise ActiveRagError("prompt_format auto is resolved to the served model's template "
+                             "before a prompt is laid out (Parts.layout_for)")
     layout = _chatml if fmt == "chatml" else _plain
     return layout(neutralise(system), [(neutralise(u), neutralise(a)) for u, a in turns],
                   neutralise(reply_prefix))
@@ -193,20 +214,20 @@ def _turns(task: Task, question: str, docs: Sequence[Document]) -> list[tuple[st
 
 
 def answer_prompt(question: str, answer_so_far: str, docs: Sequence[Document],
-                  fmt: PromptFormat = "chatml", task: Task = COT_TASK) -> str:
+                  fmt: Layout = "chatml", task: Task = COT_TASK) -> str:
     """FLARE's LM input [D_q, x, y_<t]: documents, the question, the answer so far."""
     return render(fmt, task.instruction, _turns(task, question, docs), answer_so_far)
 
 
 def self_ask_prompt(question: str, answer_so_far: str, docs: Sequence[Document],
-                    fmt: PromptFormat = "chatml", task: Task = SELF_ASK_TASK) -> str:
+                    fmt: Layout = "chatml", task: Task = SELF_ASK_TASK) -> str:
     """Self-ask (FLARE Prompt 3): the reply starts by asking whether follow-ups are needed."""
     return render(fmt, task.instruction, _turns(task, question, docs),
                   SELF_ASK_START + answer_so_far)
 
 
 def instruct_prompt(question: str, answer_so_far: str, docs: Sequence[Document],
-                    fmt: PromptFormat = "chatml", task: Task = COT_TASK) -> str:
+                    fmt: Layout = "chatml", task: Task = COT_TASK) -> str:
     """FLARE-instruct (Prompt 1): search skill, task skill, then the test case."""
     search = "\n".join(f"{QUESTION_LINE.format(question=e.question)}\nAnswer: {e.answer}"
                        for e in SEARCH_EXEMPLARS)
@@ -219,7 +240,7 @@ def instruct_prompt(question: str, answer_so_far: str, docs: Sequence[Document],
 
 
 def question_prompt(question: str, passage: str, span: str,
-                    fmt: PromptFormat = "chatml") -> str:
+                    fmt: Layout = "chatml") -> str:
     """FLARE §3.2.2: ask for a question whose answer is SPAN, given x and y_<=t."""
     user = f"{question}\n{passage.strip()}\n\n{ASK_FOR_SPAN.format(span=span)}"
     return render(fmt, QUESTION_GEN_INSTRUCTION, [(user, "")])
@@ -244,7 +265,7 @@ its first non-empty line: Gemma 3 270M often opens with a blank line, so a stop 
 line break (or blank line) left it no answer at all."""
 
 
-def reader_prompt(question: str, passages: str, fmt: PromptFormat,
+def reader_prompt(question: str, passages: str, fmt: Layout,
                   instruction: str = READ) -> str:
     """LongBench's layout: the instruction, the passages, the instruction again, the question
     (the question's and the passages' chat-template markers neutralised)."""
@@ -252,8 +273,8 @@ def reader_prompt(question: str, passages: str, fmt: PromptFormat,
     lead = "Rationale:" if instruction is SAMPLE else "Answer:"
     body = (f"{instruction}\n\nThe following are given passages.\n{passages}\n\n{instruction}"
             f"\n\nQuestion: {question}")
-    if fmt == "chatml":
-        return render("chatml", SYSTEM, [(body, "")], lead)
+    if fmt != "plain":
+        return render(fmt, SYSTEM, [(body, "")], lead)
     return f"{body}\n{lead}"
 
 
@@ -301,14 +322,14 @@ COMPLEXITY_INSTRUCTION = (
 )
 COMPLEXITY_EXEMPLARS: tuple[tuple[str, str], ...] = (
     ("What is the capital of France?", "A"),
-    ("Who founded Morrow Lamp Works?", "B"),
-    ("In which city was the founder of Morrow Lamp Works born?", "C"),
+    ("Who founded The Walt Disney Company?", "B"),
+    ("In which city was the founder of The Walt Disney Company born?", "C"),
 )
 COMPLEXITY_STOPS = ("\n",)
 """The classifier's reply is its first line."""
 
 
-def complexity_prompt(question: str, fmt: PromptFormat = "chatml") -> str:
+def complexity_prompt(question: str, fmt: Layout = "chatml") -> str:
     """Adaptive-RAG's prompt classifier: the instruction, the examples, then the question."""
     turns = [(QUESTION_LINE.format(question=q), label) for q, label in COMPLEXITY_EXEMPLARS]
     return render(fmt, COMPLEXITY_INSTRUCTION,
@@ -329,7 +350,7 @@ REWRITE_MAX_TOKENS = 64
 
 
 def rewrite_prompt(turns: Sequence[tuple[str, str]], question: str,
-                   fmt: PromptFormat = "chatml") -> str:
+                   fmt: Layout = "chatml") -> str:
     """The follow-up rewrite: the conversation's earlier (type, text) TURNS, then QUESTION."""
     said = "\n".join(f"{REWRITE_SPEAKERS.get(kind, kind)}: {text}" for kind, text in turns)
     return render(fmt, REWRITE_INSTRUCTION,

@@ -14,7 +14,7 @@ from activerag.errors import ActiveRagError
 from activerag.nodes.prompts import (
     COT_EXEMPLARS,
     Exemplar,
-    PromptFormat,
+    Layout,
     Task,
     neutralise,
     render,
@@ -35,19 +35,20 @@ IRCOT_PARAGRAPH_WORDS = 350
 """A paragraph's words shown in a prompt (the authors' max_para_num_words)."""
 IRCOT_STOPS = ("\n",)
 """A chain of thought is one line: the authors' generator stops at a line break."""
-# The library's own exemplar: FLARE's default question and chain, with invented paragraphs
-# (its two gold ones and one distractor, the paper's "gold with M distractors" layout).
+# The library's own exemplar: FLARE's default question and chain, with short paragraphs of
+# well-known facts (its two gold ones and one distractor, the paper's "gold with M distractors"
+# layout).
 IRCOT_EXEMPLARS: list[Exemplar] = [Exemplar(
     COT_EXEMPLARS[0].question, COT_EXEMPLARS[0].answer, (
-        Document(page_content="Kelmor Glassworks is a glass factory in Kelmor, known for the "
-                              "chimneys of its oil lamps.",
-                 metadata={"title": "Kelmor Glassworks"}),
-        Document(page_content="Morrow Lamp Works is a maker of oil and electric lamps, founded "
-                              "by Ilsa Brandt in the river town of Osterfeld.",
-                 metadata={"title": "Morrow Lamp Works"}),
-        Document(page_content="Ilsa Brandt was an engineer and industrialist. She was born in "
-                              "the city of Kelmor and trained as a glassworker.",
-                 metadata={"title": "Ilsa Brandt"}),
+        Document(page_content="The Chicago River flows through the city of Chicago, where it "
+                              "joins Lake Michigan.",
+                 metadata={"title": "Chicago River"}),
+        Document(page_content="The Walt Disney Company is an entertainment company, founded by "
+                              "Walt Disney and his brother Roy in Los Angeles in 1923.",
+                 metadata={"title": "The Walt Disney Company"}),
+        Document(page_content="Walt Disney was an animator and film producer. He was born in "
+                              "the city of Chicago in 1901 and grew up in Missouri.",
+                 metadata={"title": "Walt Disney"}),
     ))]
 IRCOT_TASK = Task(IRCOT_INSTRUCTION, tuple(IRCOT_EXEMPLARS), IRCOT_QUESTION_LINE)
 IRCOT_FOLDER = "prompts_ircot"
@@ -75,15 +76,15 @@ def _ircot_case(question: str, docs: Sequence[Document], question_line: str) -> 
 
 
 def ircot_prompt(question: str, answer_so_far: str, docs: Sequence[Document],
-                 fmt: PromptFormat = "chatml", task: Task = IRCOT_TASK) -> str:
+                 fmt: Layout = "chatml", task: Task = IRCOT_TASK) -> str:
     """IRCoT's reason step and reader (§3.1, §3.2): each exemplar's paragraphs, question and
     whole chain, then the paragraphs collected so far, the question and the chain so far. plain
     is the authors' text (exemplars three line breaks apart, after the instruction)."""
     cases = [(_ircot_case(e.question, e.documents, task.question_line), e.answer)
              for e in task.exemplars]
     test = _ircot_case(question, docs, task.question_line)
-    if fmt == "chatml":
-        return render("chatml", task.instruction, [*cases, (test, "")], answer_so_far)
+    if fmt != "plain":
+        return render(fmt, task.instruction, [*cases, (test, "")], answer_so_far)
     so_far = " " + answer_so_far.lstrip(" ") if answer_so_far else ""
     blocks = [f"{case}\n{IRCOT_ANSWER_LEAD} {answer}" for case, answer in cases]
     return neutralise("\n\n\n".join([task.instruction, *blocks,

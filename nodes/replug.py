@@ -76,8 +76,9 @@ def make_retrieve(parts: Parts) -> Any:
                                  "REPLUG needs at least one document to ensemble")
         lm = await parts.token_lm_for(ctx)
         task = await shots(parts, ctx, per_exemplar=1)
+        layout = await parts.layout_for(ctx)
         docs, prompts, cuts = await fit_documents(
-            lm, docs, lambda d: answer_prompt(state["question"], "", [d], ctx.prompt_format, task),
+            lm, docs, lambda d: answer_prompt(state["question"], "", [d], layout, task),
             ctx.max_answer_tokens)
         for note in cuts:
             log.warning("REPLUG: %s", note)
@@ -235,7 +236,8 @@ def make_answer_alone(parts: Parts) -> Any:
         ctx = runtime.context
         lm = await parts.lm_for(ctx)
         task = await shots(parts, ctx, per_exemplar=1)
-        prompt = answer_prompt(branch["question"], "", [branch["document"]], ctx.prompt_format,
+        prompt = answer_prompt(branch["question"], "", [branch["document"]],
+                               await parts.layout_for(ctx),
                                task)
         gen = await lm.generate(prompt, max_tokens=ctx.max_answer_tokens, stop=[*ANSWER_STOPS],
                                 cut=AnswerCut(await parts.splitter_for(ctx)))
@@ -320,9 +322,10 @@ def make_ensemble_sentence(parts: Parts, lookahead: int = 8, top: int = 20) -> A
         task = await shots(parts, ctx, per_exemplar=1)
         budget = min(ctx.max_sentence_tokens,
                      ctx.max_answer_tokens - state.get("answer_tokens", 0))
+        layout = await parts.layout_for(ctx)
         docs, prompts, cuts = await fit_documents(
             lm, docs, lambda d: answer_prompt(state["question"], state.get("answer", ""), [d],
-                                              ctx.prompt_format, task), max(1, budget))
+                                              layout, task), max(1, budget))
         for note in cuts:
             log.warning("FLARE+REPLUG: %s", note)
         weights = weights_of(docs, ctx.retriever)

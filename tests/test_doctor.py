@@ -29,7 +29,7 @@ def test_doctor_prints_every_ability_and_that_every_method_runs(capsys):
     with backend(Backend()) as url:
         assert cli.main(["doctor", url]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"server {url}  model fake-model  context length 2048\n")
+    assert out.startswith(f"server {url} (vllm)  model fake-model  context length 2048\n")
     assert [row(out, a) for a in probing.ABILITIES] == ["yes"] * 3 + ["20"] + ["yes"] * 6
     n = len(registry.METHODS)
     assert f"methods that run here ({n} of {n}): {', '.join(registry.METHODS)}\n" in out

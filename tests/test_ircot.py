@@ -279,7 +279,7 @@ def test_the_prompt_shows_paragraphs_question_and_chain_as_the_paper_does():
                           f"Q: {QUESTION}\nA: {S0}")
     exemplar = IRCOT_TASK.exemplars[0]
     assert f"Q: {exemplar.question}\nA: {exemplar.answer}\n\n\nWikipedia Title: Orla" in plain
-    assert "Wikipedia Title: Ilsa Brandt\n" in plain  # the exemplar's own paragraphs
+    assert "Wikipedia Title: Walt Disney\n" in plain  # the exemplar's own paragraphs
     chat = ircot_prompt(QUESTION, "", docs, "chatml", IRCOT_TASK)
     assert chat.endswith(f"Orla Venn was born in Nafun.\n\nQ: {QUESTION}<|im_end|>\n"
                          "<|im_start|>assistant\n")

@@ -403,21 +403,20 @@ def log_file(settings: Settings, engine: str = "vllm") -> Path:
 
 def is_our_server(pid: int, port: int, started: int | None = None) -> bool:
     """Whether process PID is a server of ours on PORT (vLLM: `python -m ENTRYPOINT ... --port
-    PORT`; llama-server ... --port PORT) that started at STARTED: a pid file left by a server that is gone (a reboot, a kill -9) may
-    name an unrelated process by now, which must not be stopped. STARTED None (a two-line pid
-    file of an older activerag) lets the command line alone decide."""
+    PORT`; `llama-server ... --port PORT`) that started at STARTED: a pid file left by a server
+    that is gone (a reboot, a kill -9) may name an unrelated process by now, which must not be
+    stopped. STARTED None (a two-line pid file of an older activerag) lets the command line
+    alone decide."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
     if started is not None and start_time(pid) != started:
         return False
-    if llamacpp.is_llama_server(argv, port):
-        return True
     module = ENTRYPOINT.encode()
-    return (module in argv and argv.index(module) > 0 and argv[argv.index(module) - 1] == b"-m"
-            and b"--port" in argv and argv[argv.index(b"--port") + 1:][:1] == [str(port).encode()]
-            and (started is None or start_time(pid) == started))
+    return llamacpp.is_llama_server(argv, port) or (
+        module in argv and argv.index(module) > 0 and argv[argv.index(module) - 1] == b"-m"
+        and b"--port" in argv and argv[argv.index(b"--port") + 1:][:1] == [str(port).encode()])
 
 
 def stop_server(settings: Settings, timeout: float = 30.0) -> bool:
