@@ -43,10 +43,22 @@ ANSWER_INSTRUCTION = (
 # such as the demo's, as the invented names of earlier exemplars did.
 EXEMPLAR_ENTITIES = ("The Walt Disney Company", "Walt Disney", "Chicago", "Chicago River")
 """What the library's own exemplars name: an answer naming one copied it."""
+EXEMPLAR_DOCUMENTS = (
+    Document(page_content="The Walt Disney Company is an entertainment company, founded by "
+                          "Walt Disney and his brother Roy in Los Angeles in 1923.",
+             metadata={"title": "The Walt Disney Company"}),
+    Document(page_content="Walt Disney was an animator and film producer. He was born in the "
+                          "city of Chicago in 1901 and grew up in Missouri.",
+             metadata={"title": "Walt Disney"}),
+)
+"""The exemplar's own search results: its answer reads them, as the model's answer should read
+the question's (an exemplar without them showed an answer from memory, which a small model
+copied where its documents said otherwise)."""
 COT_EXEMPLARS: list[Exemplar] = [Exemplar(
     "In which city was the founder of The Walt Disney Company born?",
     "The Walt Disney Company was founded by Walt Disney. Walt Disney was born in the city of "
     "Chicago. So the answer is Chicago.",
+    EXEMPLAR_DOCUMENTS,
 )]
 # StrategyQA (the authors' template): every question is put as a yes/no task.
 STRATEGYQA_INSTRUCTION = (
@@ -159,8 +171,9 @@ def neutralise(text: str, markers: Sequence[str] = ()) -> str:
 
     The "<" markers are a fixed set, kept under every layout. A special token is only ever
     matched as its exact string, before any merge, so any change breaks it; a plain space is
-    chosen over a zero-width joiner (U+2060) because no tokenizer's normaliser deletes a space between characters, while some drop format
-    characters (BERT's clean_text) and would rebuild the marker. Text without a marker is
+    chosen over a zero-width joiner (U+2060) because no tokenizer's normaliser deletes a space
+    between characters, while some drop format characters (BERT's clean_text) and would
+    rebuild the marker. Text without a marker is
     returned as it is, and neutralising twice changes nothing more.
     """
     text = _MARKER_OPENING.sub("< ", text)

@@ -13,6 +13,7 @@ from langchain_core.documents import Document
 from activerag.errors import ActiveRagError
 from activerag.nodes.prompts import (
     COT_EXEMPLARS,
+    EXEMPLAR_DOCUMENTS,
     Exemplar,
     Layout,
     Task,
@@ -43,12 +44,7 @@ IRCOT_EXEMPLARS: list[Exemplar] = [Exemplar(
         Document(page_content="The Chicago River flows through the city of Chicago, where it "
                               "joins Lake Michigan.",
                  metadata={"title": "Chicago River"}),
-        Document(page_content="The Walt Disney Company is an entertainment company, founded by "
-                              "Walt Disney and his brother Roy in Los Angeles in 1923.",
-                 metadata={"title": "The Walt Disney Company"}),
-        Document(page_content="Walt Disney was an animator and film producer. He was born in "
-                              "the city of Chicago in 1901 and grew up in Missouri.",
-                 metadata={"title": "Walt Disney"}),
+        *EXEMPLAR_DOCUMENTS,
     ))]
 IRCOT_TASK = Task(IRCOT_INSTRUCTION, tuple(IRCOT_EXEMPLARS), IRCOT_QUESTION_LINE)
 IRCOT_FOLDER = "prompts_ircot"

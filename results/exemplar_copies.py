@@ -37,7 +37,8 @@ def names(answer: str, entities: tuple[str, ...]) -> float:
 
 def fmt(values: list[float]) -> str:
     low, high = bootstrap_ci(values)
-    return f"{int(sum(values))}/{len(values)} ({sum(values) / len(values):.3f} [{low:.3f}, {high:.3f}])"
+    share = sum(values) / len(values)
+    return f"{int(sum(values))}/{len(values)} ({share:.3f} [{low:.3f}, {high:.3f}])"
 
 
 def table(before: dict, after: dict) -> list[str]:

@@ -104,8 +104,10 @@ def kill_server(url: str) -> int:
 @contextlib.contextmanager
 def own_server(port: int | None = None, model: CatalogueModel = FAST_MODEL,
                max_model_len: int | None = None, cores: str | None = None,
-               extra_args: Sequence[str] = ()) -> Iterator[str]:
-    """A vLLM server of our own on PORT (else a free one), its base URL for the block; stopped
+               extra_args: Sequence[str] = (), launch: server.Launch | None = None
+               ) -> Iterator[str]:
+    """A server of our own on PORT (else a free one; vLLM unless LAUNCH names another engine),
+    its base URL for the block; stopped
     afterwards, whoever restarted it meanwhile. CORES pins its worker
     (VLLM_CPU_OMP_THREADS_BIND): two CPU servers on one busy core slowed a start ten-fold.
     EXTRA_ARGS go to vLLM (server.TOOL_CALL_ARGS: chat tool calls)."""
@@ -117,7 +119,7 @@ def own_server(port: int | None = None, model: CatalogueModel = FAST_MODEL,
     # A pid file left by a killed session names a process that is gone, or someone else's.
     server._pid_file(settings).unlink(missing_ok=True)
     try:
-        url = start(settings, model, max_model_len, cores, extra_args)
+        url = start(settings, model, max_model_len, cores, extra_args, launch)
     except BaseException:
         # a failed start has stopped the server already and removed its pid file
         stop(settings, server_pgid(settings))
@@ -130,7 +132,7 @@ def own_server(port: int | None = None, model: CatalogueModel = FAST_MODEL,
 
 def start(settings: Settings, model: CatalogueModel = FAST_MODEL,
           max_model_len: int | None = None, cores: str | None = None,
-          extra_args: Sequence[str] = ()) -> str:
+          extra_args: Sequence[str] = (), launch: server.Launch | None = None) -> str:
     """Start (or start again) the managed server on settings.port, its worker pinned to CORES;
     its base URL once it has answered."""
     before = os.environ.get("VLLM_CPU_OMP_THREADS_BIND")
@@ -138,7 +140,7 @@ def start(settings: Settings, model: CatalogueModel = FAST_MODEL,
         os.environ["VLLM_CPU_OMP_THREADS_BIND"] = cores
     try:
         return server.start_server(settings, max_model_len=max_model_len, model=model,
-                                   extra_args=extra_args)
+                                   extra_args=extra_args, launch=launch)
     finally:
         if before is None:
             os.environ.pop("VLLM_CPU_OMP_THREADS_BIND", None)
@@ -158,7 +160,7 @@ def stop(settings: Settings, pgid: int | None, timeout: float = 60.0) -> None:
     if pgid is not None and group_alive(pgid):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGKILL)
-    raise ServerLeftRunning(f"the vLLM server of our own (process group {pgid}) still ran or "
+    raise ServerLeftRunning(f"the server of our own (process group {pgid}) still ran or "
                             f"its port {settings.port} still listened {timeout:.0f}s after it "
                             "was stopped")
 

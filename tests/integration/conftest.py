@@ -44,15 +44,30 @@ def strong_url() -> Iterator[str]:
                                DEFAULT_MODEL, STRONG_TEST_WINDOW)
 
 
+LLAMA_TEST_WINDOW = 4096
+"""Each llama-server test slot's context: the paper-style prompts and FB-RAG's reads fit."""
+
+
+@pytest.fixture(scope="session")
+def llama_url() -> Iterator[str]:
+    """llama.cpp's llama-server, built from the pinned source on first use (about 13 minutes on
+    2 cores, then kept under ACTIVERAG_HOME), serving SmolLM2's GGUF as shipped on a port of
+    its own with 4 slots. ACTIVERAG_TEST_LLAMA_URL points the tests at a running one."""
+    yield from _session_server("ACTIVERAG_TEST_LLAMA_URL", "ACTIVERAG_TEST_LLAMA_PORT",
+                               FAST_MODEL, LLAMA_TEST_WINDOW,
+                               launch=server.Launch("llama.cpp", parallel=4))
+
+
 def _session_server(url_var: str, port_var: str, model: CatalogueModel,
-                    max_model_len: int | None = None, cores: str | None = None) -> Iterator[str]:
+                    max_model_len: int | None = None, cores: str | None = None,
+                    launch: server.Launch | None = None) -> Iterator[str]:
     if url := os.environ.get(url_var):
         server.server_models(url)
         yield url
         return
     port = int(os.environ.get(port_var) or 0) or None
     try:
-        with realprocs.own_server(port, model, max_model_len, cores) as url:
+        with realprocs.own_server(port, model, max_model_len, cores, launch=launch) as url:
             yield url
     except realprocs.PortTaken as exc:
         pytest.fail(f"{exc}; free the port, set {port_var} to another one, or set {url_var} to "
