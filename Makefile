@@ -71,7 +71,10 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.node
 	'activerag.nodes.triggers.x_token_entropy__*' 'activerag.serving.lm.x_check_alternatives__*' \
 	'activerag.nodes.app.x_answer_confidence__*' 'activerag.nodes.app.x_route_question__*' \
 	'activerag.nodes.app.x_route_after_single__*' 'activerag.evaluation.sweeps.x_pareto__*' \
-	'activerag.nodes.gate_logic.*' 'activerag.nodes.triggers.x_top_logprobs_for__*'
+	'activerag.nodes.gate_logic.*' 'activerag.nodes.triggers.x_top_logprobs_for__*' \
+	'activerag.serving.dialect.*' 'activerag.serving.templates.x_cut__*' \
+	'activerag.serving.templates.x_conversation__*' \
+	'activerag.serving.templates.x*ChatLayout*render__*'
 
 .PHONY: mutation
 mutation: setup
