@@ -11,7 +11,7 @@ from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
-from activerag.testing.scripted import EOS, ScriptedLM, ends, sentence
+from activerag.testing.scripted import EOS, ScriptedLM, ends, last_turn, sentence
 
 QUESTION = "Where was Alpha Beta born?"
 
@@ -96,7 +96,7 @@ async def test_without_keep_documents_later_drafts_see_none():
     lm = ScriptedLM([sentence("Alpha was born in Kelmor. It"), ends(" It is big.")])
     out = await run(lm, theta=0.5, keep_documents=False)
     assert "Search results:" in lm.prompts[0]
-    assert "Search results:" not in lm.prompts[1]
+    assert "Search results:" not in last_turn(lm.prompts[1])
     assert out["trace"][1]["doc_ids"] == []
 
 
@@ -112,7 +112,7 @@ async def test_a_retrieval_replaces_the_kept_documents_for_later_drafts():
     assert out["trace"][1]["queries"] == ["Gepu is on a"]
     assert out["trace"][1]["doc_titles"][0] == "Gepu"
     # the question's documents of step 1 are gone from step 2's regeneration (FLARE §2.3)
-    assert regen.count("[1]") == 1 and "[1] Gepu:" in regen
+    assert last_turn(regen).count("[1]") == 1 and "[1] Gepu:" in regen
     # and the next draft keeps step 2's documents, not D_x
     assert "[1] Gepu:" in after and "Alpha Beta was born in Kelmor." not in after.split(
         "Question:")[0]
@@ -224,7 +224,7 @@ async def test_a_swapped_gate_changes_only_the_trigger():
 async def test_without_initial_retrieval_the_first_draft_has_no_documents():
     lm = ScriptedLM([ends("Alpha was born in Kelmor.")])
     out = await run(lm, theta=0.5, initial_retrieval=False)
-    assert "Search results:" not in lm.prompts[0]
+    assert "Search results:" not in last_turn(lm.prompts[0])
     assert out["retrieval_steps"] == 0
 
 

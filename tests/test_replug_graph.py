@@ -290,12 +290,12 @@ async def long_run(window):
 async def test_a_document_longer_than_the_context_is_cut_to_fit_and_the_run_says_so():
     whole, _ = await long_run(None)
     assert whole.get("cut_documents") == []
-    out, lm = await long_run(100)
+    out, lm = await long_run(260)
     [note] = out["cut_documents"]
-    assert "cut from 187 to" in note and "100-token context" in note
+    assert "cut from 187 to" in note and "260-token context" in note
     # every request fits: prompt and answer within the window
-    assert max(len(c["prompt"]) for c in lm.calls) + 1 <= 100
-    assert max(len(c["prompt"]) + c["max_tokens"] for c in lm.calls) <= 100 + 10
+    assert max(len(c["prompt"]) for c in lm.calls) + 1 <= 260
+    assert max(len(c["prompt"]) + c["max_tokens"] for c in lm.calls) <= 260 + 10
     assert out["answer"] == whole["answer"] == "So the answer is Vesk."
 
 

@@ -16,7 +16,7 @@ from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
-from activerag.testing.scripted import EOS, ScriptedLM, ends, sentence
+from activerag.testing.scripted import EOS, ScriptedLM, ends, last_turn, sentence
 
 QUESTION = "Where was Alpha Beta born?"
 SPLIT = SentenceSplitter()
@@ -143,7 +143,7 @@ async def test_single_time_retrieval_stops_at_a_blank_line():
     graph = build_single_graph(lm=lm, retriever=retriever(), splitter=SPLIT, retrieval=False)
     out = await graph.ainvoke({"question": QUESTION}, context=FlareContext())
     assert out["answer"] == "Alpha was born in Kelmor."
-    assert out["retrieval_steps"] == 0 and "Search results:" not in lm.prompts[0]
+    assert out["retrieval_steps"] == 0 and "Search results:" not in last_turn(lm.prompts[0])
 
 
 async def test_self_ask_retrieves_for_each_follow_up():

@@ -18,6 +18,7 @@ from activerag.nodes.seakr_logic import mean_entropy, pool_size, rerank
 from activerag.nodes.triggers import entropy
 from activerag.sentences import SentenceSplitter
 from activerag.testing import ScriptedLM, ScriptedTokenLM, ends, memory_retriever, says
+from activerag.testing.scripted import last_turn
 
 QUESTION = {"question": "Where was Alpha Beta born?"}
 # each document holds one marker word, so the scripted token LM knows which one a prompt holds
@@ -127,7 +128,7 @@ async def test_the_question_documents_sit_beside_each_candidate_when_combined():
     prompts = [await tokens.detokenize(c["prompt"]) for c in steps_calls(tokens)]
     # D_x (k=1: the question's best document, Orvath's) in every pseudo-generation's prompt
     assert len(prompts) == 2
-    assert all(p.count("Search results:") == 1 for p in prompts)
+    assert all(last_turn(p).count("Search results:") == 1 for p in prompts)
     assert all("Alpha Beta was born in Orvath." in p for p in prompts)
     # pooled again, it is no candidate: it is in every prompt already
     [step] = out["trace"]

@@ -80,15 +80,16 @@ async def test_both_clients_send_the_key_on_every_request(monkeypatch, server):
     tokens = VLLMTokens(server.url, "fake-model")
     await tokens.tokenize("Where?")
     await tokens.context_window()
-    assert [path for path, _ in Recording.seen] == ["/v1/completions", "/tokenize", "/tokenize",
-                                                   "/v1/models"]
+    # each client asks once which server it is (/v1/models), the token client with its window
+    assert [path for path, _ in Recording.seen] == ["/v1/models", "/v1/completions", "/tokenize",
+                                                   "/v1/models", "/tokenize"]
     assert {auth for _, auth in Recording.seen} == {"Bearer s3cret"}
 
 
 async def test_without_a_key_no_real_key_is_sent(no_key, server):
     await VLLMTokens(server.url, "fake-model").tokenize("Where?")
     await VLLMClient(server.url, model="fake-model").token_ids("Where?")
-    assert [auth for _, auth in Recording.seen] == [None, None]
+    assert [auth for _, auth in Recording.seen] == [None] * 4  # with each one's /v1/models
 
 
 @pytest.mark.parametrize("key", [None, "wrong"])

@@ -19,7 +19,7 @@ def at_least_one(args: argparse.Namespace, *names: str) -> None:
     """Refuse a size option of ARGS (--n, --concurrency) below 1: 0 workers wait forever, and
     --n 0 or -1 would slice the dataset instead of sizing it."""
     for name in names:
-        value = getattr(args, name)
+        value = getattr(args, name, None)
         if value is not None and value < 1:
             raise ActiveRagError(f"--{name} must be at least 1, got {value}; give a positive "
                                  "number")

@@ -29,6 +29,7 @@ from activerag.errors import (
 )
 from activerag.serving.dialect import (
     LLAMA_CPP,
+    VLLM,
     completion_logprobs,
     engine_of,
     first_stop,
@@ -206,9 +207,9 @@ class VLLMClient:
                 async with httpx.AsyncClient(timeout=self.timeout, headers=auth_headers()) as h:
                     resp = await h.get(f"{self.base_url}/models")
                     resp.raise_for_status()
-            except httpx.HTTPError as exc:
-                raise _translate(exc, self.base_url, self.model, self.timeout) from exc
-            self._engine = engine_of(resp.json().get("data", []))
+                    self._engine = engine_of(resp.json().get("data", []))
+            except (httpx.HTTPError, ValueError, AttributeError):
+                return VLLM  # not listed now: the request itself then says what is wrong
         return self._engine
 
     def _llm(self) -> OpenAI:
@@ -217,12 +218,12 @@ class VLLMClient:
         if loop not in self._llms:
             # llama-server closes the connection after a stream, and every generation streams:
             # a kept connection would carry the next request into a closed socket
-            fresh = {"http_async_client": httpx.AsyncClient(
-                timeout=self.timeout, limits=httpx.Limits(max_keepalive_connections=0))} \
-                if self._engine == LLAMA_CPP else {}
+            fresh = httpx.AsyncClient(timeout=self.timeout, limits=httpx.Limits(
+                max_keepalive_connections=0)) if self._engine == LLAMA_CPP else None
             self._llms[loop] = OpenAI(base_url=self.base_url, model=self.model,
                                       api_key=SecretStr(api_key() or "EMPTY"), temperature=0.0,
-                                      max_retries=0, timeout=self.timeout, **fresh)
+                                      max_retries=0, timeout=self.timeout,
+                                      http_async_client=fresh)
         return self._llms[loop]
 
     def _served_model(self) -> str:

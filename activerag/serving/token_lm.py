@@ -24,6 +24,7 @@ from activerag.errors import (
 )
 from activerag.serving.dialect import (
     ID_PREFIX,
+    VLLM,
     completion_logprobs,
     context_of,
     detokenized,
@@ -198,10 +199,14 @@ class VLLMTokens:
                                       f"({exc!r}); start it with `activerag serve`") from exc
 
     async def engine(self) -> str:
-        """Which server this is (dialect.VLLM or LLAMA_CPP), asked once."""
+        """Which server this is (dialect.VLLM or LLAMA_CPP), asked once with the context
+        window; a server that does not list its models is taken for vLLM (and asked again)."""
         if self._engine is None:
-            self._engine = engine_of(await self._models())
-        return self._engine
+            try:
+                await self.context_window()
+            except LMServerUnreachable:
+                return VLLM
+        return self._engine or VLLM
 
     async def context_window(self) -> int | None:
         """The served model's context length (vLLM's max_model_len, llama-server's context
@@ -210,6 +215,7 @@ class VLLMTokens:
             models = await self._models()
             lengths = [context_of(m) for m in models
                        if m.get("id") == self.model or len(models) == 1]
+            self._engine = engine_of(models)
             self._window = lengths[0] if lengths and lengths[0] else 0
         return self._window or None
 

@@ -181,3 +181,9 @@ class ScriptedSampler(_Words):
         texts = [self.texts[i % len(self.texts)] for i in range(n)]
         return Samples(texts, len(prompt.split()), sum(len(t.split()) for t in texts),
                        n if separate else 1)
+
+
+def last_turn(prompt: str) -> str:
+    """The test case's own part of a ChatML PROMPT (after its last user marker): what a check
+    of "no documents given" reads, as the exemplars before it carry documents of their own."""
+    return prompt.rsplit("<|im_start|>user", 1)[-1]
