@@ -230,3 +230,15 @@ activerag eval --dataset 2wiki "${COMMON[@]}" --n 200 --cache --run runs/2wiki-i
 # (results/2wiki-after-flare-n100.*, results/hotpotqa-after-flare-n100.*,
 #  results/2wiki-after-flare-n200.*)
 python results/after_flare.py
+# Issue #36: the engines (benchmarks/engines.py writes results/engines*.md and .json; one server
+# at a time, the machine otherwise quiet) and the exemplars with nothing to copy: the demo set
+# on the 0.5B model on llama.cpp with the old exemplar (commit b773d72) and the new one.
+python benchmarks/engines.py --engines llama.cpp \
+  --demo-on qwen2.5-coder-0.5b:llama.cpp,qwen2.5-coder-1.5b:llama.cpp --out results/engines-llamacpp.md
+activerag serve --engine llama.cpp
+activerag eval --dataset demo --methods none,single,flare --n 48 --concurrency 4 --cache \
+  --run runs/demo-llama05b-old-exemplars          # at commit b773d72
+activerag eval --dataset demo --methods none,single,flare --n 48 --concurrency 4 --cache \
+  --run runs/demo-llama05b-new-exemplars-docs
+python results/exemplar_copies.py runs/demo-llama05b-old-exemplars \
+  runs/demo-llama05b-new-exemplars-docs --out results/exemplar-copies.md
