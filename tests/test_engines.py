@@ -100,14 +100,13 @@ def test_a_template_is_cut_at_its_sentinels_and_renders_chatml_exactly():
     assert render(layout, "s", [("u", "")], "") == render("chatml", "s", [("u", "")], "")
 
 
-def test_a_bos_the_server_adds_is_left_out_and_a_closed_reply_is_refused():
+def test_a_bos_the_server_adds_is_left_out_and_a_closed_reply_is_continued():
     gemma = ("<bos><start_of_turn>user\nQXSYSTEMQX\n\nQXUSERONEQX<end_of_turn>\n<start_of_turn>"
              "model\nQXASSISTANTQX<end_of_turn>\n<start_of_turn>user\nQXUSERTWOQX<end_of_turn>\n"
              "<start_of_turn>model\nQXREPLYQX")
     layout = cut(gemma, "gemma", bos="<bos>")
     assert layout.start == "<start_of_turn>user\n" and layout.system_end == "\n\n"
-    with pytest.raises(ActiveRagError, match="closed the reply"):
-        cut(QWEN_RENDERED + "<|im_end|>\n", "qwen")
+    assert cut(QWEN_RENDERED + "<|im_end|>\n", "qwen") == cut(QWEN_RENDERED, "qwen")
     with pytest.raises(ActiveRagError, match="does not keep every message"):
         cut(QWEN_RENDERED.replace("QXUSERTWOQX", ""), "qwen")
 
@@ -157,6 +156,12 @@ def test_llama_servers_command_gives_each_slot_the_context(tmp_path: Path, monke
     assert cmd[cmd.index("-c") + 1] == "8192" and cmd[cmd.index("-np") + 1] == "4"
     assert cmd[cmd.index("--alias") + 1] == "m" and cmd[cmd.index("-t") + 1] == "2"
     assert "--no-repack" in cmd and cmd[cmd.index("--chat-template") + 1] == "llama3"
+    assert "--no-jinja" in cmd  # a built-in template by name
+    template = tmp_path / "t.jinja"
+    template.write_text("{{ messages }}")
+    own = llamacpp.command(Path("/b/llama-server"), gguf, settings, 2048, 1, 1, "m",
+                           str(template))
+    assert "--jinja" in own and own[own.index("--chat-template-file") + 1] == str(template)
     monkeypatch.setattr(llamacpp, "cpu_flags", lambda: ["avx2"])
     assert "--no-repack" not in llamacpp.command(Path("/b/llama-server"), gguf, settings, 2048,
                                                  4, None, "m")

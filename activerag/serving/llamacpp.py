@@ -213,14 +213,18 @@ def command(binary: Path, gguf: Path, settings: Settings, context: int, parallel
     cmd = [str(binary), "-m", str(gguf), "--host", settings.host, "--port", str(settings.port),
            "-c", str(context * parallel), "-np", str(parallel),
            "-t", str(threads or os.cpu_count() or 2), "--alias", served_name,
-           "--no-webui", "--jinja"]
+           "--no-webui"]
     if "amx_tile" in cpu_flags():
         # A processor that lists AMX under a hypervisor that does not grant it: llama.cpp's AMX
         # weight layout then dies of an illegal instruction on the first matrix product
         # (seen here); without repacking the weights it is never used.
         cmd.append("--no-repack")
-    if chat_template:
-        cmd += ["--chat-template", chat_template]
+    if chat_template and not Path(chat_template).is_file():
+        # a built-in template by name (llama3, gemma, chatml, ...): with --jinja the name
+        # would be taken for a template's text
+        cmd += ["--no-jinja", "--chat-template", chat_template]
+    else:
+        cmd += ["--jinja", *(["--chat-template-file", chat_template] if chat_template else [])]
     return cmd
 
 

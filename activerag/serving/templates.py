@@ -62,8 +62,9 @@ class ChatLayout:
 
 
 def cut(rendered: str, model: str, bos: str = "") -> ChatLayout:
-    """The layout in RENDERED, the sentinel conversation as the template laid it out; BOS, the
-    text the completion endpoint puts before every prompt itself, is dropped from its start."""
+    """The layout in RENDERED, the sentinel conversation as the template laid it out, cut where
+    the reply's text ends (as vLLM's continue_final_message cuts); BOS, the text the completion
+    endpoint puts before every prompt itself, is dropped from its start."""
     at, end = [], 0
     for sentinel in SENTINELS:
         found = rendered.find(sentinel, end)
@@ -75,9 +76,7 @@ def cut(rendered: str, model: str, bos: str = "") -> ChatLayout:
         end = found + len(sentinel)
     pieces = [rendered[:at[0]]] + [rendered[at[i] + len(SENTINELS[i]):at[i + 1]]
                                    for i in range(len(at) - 1)]
-    if rendered[end:].strip():
-        raise ActiveRagError(f"the chat template of {model!r} closed the reply it was asked to "
-                             "continue; serve it with --prompt-format chatml or plain")
+    # what a template writes after the reply (a closing tag) is dropped: the reply goes on
     start = pieces[0].removeprefix(bos) if bos else pieces[0]
     return ChatLayout(model, start, pieces[1], pieces[2], pieces[3], pieces[4])
 
