@@ -38,9 +38,10 @@ ANSWER_INSTRUCTION = (
     "Use the search results when they are relevant. "
     "Finish with a sentence of the form: So the answer is <answer>."
 )
-# Worked examples about well-known real entities: an answer copied from them (a small model's
-# failure) names Chicago or Walt Disney and can never pass for an entity of a made-up corpus
-# such as the demo's, as the invented names of earlier exemplars did.
+# Worked examples about well-known real entities, so that an answer copied from them (a small
+# model's failure) names Chicago or Walt Disney and never passes for an entity of a made-up
+# corpus such as the demo's. Real names alone did not make the 0.5B model copy less; the
+# exemplar's own search results (below) did (results/exemplar-copies.md).
 EXEMPLAR_ENTITIES = ("The Walt Disney Company", "Walt Disney", "Chicago", "Chicago River")
 """What the library's own exemplars name: an answer naming one copied it."""
 EXEMPLAR_DOCUMENTS = (

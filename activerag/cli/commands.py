@@ -70,7 +70,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
                                "existing .gguf file")
     tools = server.TOOL_CALL_ARGS if getattr(args, "tool_calls", False) else ()
     if tools and engine == "llama.cpp":
-        tools = ()  # llama-server (run with --jinja) answers tool calls as it is
+        tools = ()  # llama-server answers tool calls with the model's Jinja template as it is
     launch = server.Launch(engine, tools, getattr(args, "parallel", None) or 4,
                            getattr(args, "threads", None), getattr(args, "chat_template", None))
     url = server.start_server(settings, model_dir, args.max_model_len, args.served_name,

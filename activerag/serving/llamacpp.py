@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from activerag.errors import ActiveRagError, ModelFileMissing
+from activerag.serving.ports import on_port
 from activerag.settings import Settings
 
 SDIST = "llama-cpp-python==0.3.36"
@@ -230,5 +231,5 @@ def command(binary: Path, gguf: Path, settings: Settings, context: int, parallel
 
 def is_llama_server(argv: list[bytes], port: int) -> bool:
     """Whether ARGV (a /proc cmdline) is llama-server on PORT."""
-    return (bool(argv) and Path(argv[0].decode(errors="replace")).name == BINARY
-            and b"--port" in argv and argv[argv.index(b"--port") + 1:][:1] == [str(port).encode()])
+    return bool(argv) and Path(argv[0].decode(errors="replace")).name == BINARY and on_port(
+        argv, port)

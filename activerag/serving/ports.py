@@ -33,6 +33,11 @@ def read_pid_file(path: Path) -> tuple[int, int | None] | None:
         return None
 
 
+def on_port(argv: list[bytes], port: int) -> bool:
+    """Whether the command line ARGV (a /proc cmdline) says `--port PORT`."""
+    return b"--port" in argv and argv[argv.index(b"--port") + 1:][:1] == [str(port).encode()]
+
+
 def listening(host: str, port: int) -> bool:
     """Whether some process accepts connections on HOST:PORT."""
     with socket.socket() as probe:

@@ -29,7 +29,7 @@ from activerag.serving.catalogue import (
     check_engine,
     check_fits,
 )
-from activerag.serving.ports import listening, read_pid_file, start_lock, start_time
+from activerag.serving.ports import listening, on_port, read_pid_file, start_lock, start_time
 from activerag.serving.security import api_key_env, auth_headers, unauthorized_error
 from activerag.settings import Settings
 
@@ -416,7 +416,7 @@ def is_our_server(pid: int, port: int, started: int | None = None) -> bool:
     module = ENTRYPOINT.encode()
     return llamacpp.is_llama_server(argv, port) or (
         module in argv and argv.index(module) > 0 and argv[argv.index(module) - 1] == b"-m"
-        and b"--port" in argv and argv[argv.index(b"--port") + 1:][:1] == [str(port).encode()])
+        and on_port(argv, port))
 
 
 def stop_server(settings: Settings, timeout: float = 30.0) -> bool:

@@ -160,9 +160,10 @@ async def learn(base_url: str, model: str, timeout: float = 60.0) -> ChatLayout 
             rendered = await server.render(conversation(system=False))
         if rendered is None:
             return None
-        layout = cut(rendered, model, await server.bos())
+        bos = await server.bos()
+        layout = cut(rendered, model, bos)
         pieces = (layout.start, layout.system_end, layout.user_end, layout.assistant_end,
-                  layout.reply_open, await server.bos())
+                  layout.reply_open, bos)
         markers = await server.markers([p for p in pieces if p])
         return ChatLayout(**{**layout.__dict__, "markers": markers})
 
