@@ -47,6 +47,10 @@ def test_vllms_logprobs_and_none_pass_as_they_are():
     vllm = {"tokens": ["a"], "token_logprobs": [-1.0], "top_logprobs": [{"a": -1.0}],
             "text_offset": [0], "content": None}
     assert completion_logprobs(vllm) == vllm
+    both = {**vllm, "content": CHAT_SHAPE["content"]}  # vLLM's fields win where both come
+    assert completion_logprobs(both) == both
+    nameless = {"content": [{"id": 5, "logprob": -1.0, "top_logprobs": []}]}
+    assert completion_logprobs(nameless)["tokens"] == [""]
     assert completion_logprobs(None) is None and completion_logprobs({}) is None
 
 
@@ -57,17 +61,20 @@ def test_the_server_is_told_apart_by_its_models_listing():
     assert context_of({"max_model_len": 2048}) == 2048
     assert context_of({"meta": {"n_ctx": 4096}}) == 4096
     assert context_of({"meta": {}}) is None and context_of({"max_model_len": 0}) is None
+    assert context_of({"max_model_len": 1}) == 1
 
 
 def test_tokenize_and_detokenize_in_each_spelling():
     assert tokenize_body(VLLM, "x") == {"prompt": "x", "add_special_tokens": False}
     assert tokenize_body(LLAMA_CPP, "x", True) == {"content": "x", "add_special": True}
     assert detokenized({"prompt": "a"}) == "a" and detokenized({"content": "b"}) == "b"
+    assert detokenized({}) == ""
 
 
 def test_the_earliest_stop_wins_and_the_longest_of_two_at_one_place():
     assert first_stop("a b\n\nQuestion: c", ["\nQuestion:", "\n\n"]) == (3, "\n\n")
     assert first_stop("a b\nQuestion:", ["\n", "\nQuestion:"]) == (3, "\nQuestion:")
+    assert first_stop("x\n\ny\n\n", ["\n\n"]) == (1, "\n\n")  # its first place
     assert first_stop("abc", ["x", ""]) is None
     assert first_stop("abc", []) is None
 
@@ -100,6 +107,14 @@ def test_a_template_is_cut_at_its_sentinels_and_renders_chatml_exactly():
     assert render(layout, "s", [("u", "")], "") == render("chatml", "s", [("u", "")], "")
 
 
+def test_a_template_that_opens_with_the_system_text_and_one_out_of_order():
+    bare = "QXSYSTEMQX\nQXUSERONEQX\nQXASSISTANTQX\nQXUSERTWOQX\nQXREPLYQX"
+    layout = cut(bare, "bare")
+    assert layout.model == "bare" and layout.start == "" and layout.reply_open == "\n"
+    with pytest.raises(ActiveRagError, match="does not keep every message"):
+        cut("QXUSERONEQX QXSYSTEMQX QXASSISTANTQX QXUSERTWOQX QXREPLYQX", "m")
+
+
 def test_a_bos_the_server_adds_is_left_out_and_a_closed_reply_is_continued():
     gemma = ("<bos><start_of_turn>user\nQXSYSTEMQX\n\nQXUSERONEQX<end_of_turn>\n<start_of_turn>"
              "model\nQXASSISTANTQX<end_of_turn>\n<start_of_turn>user\nQXUSERTWOQX<end_of_turn>\n"
@@ -112,11 +127,19 @@ def test_a_bos_the_server_adds_is_left_out_and_a_closed_reply_is_continued():
 
 
 def test_the_sentinel_conversation_folds_the_system_text_when_asked():
-    assert [m["role"] for m in conversation()] == ["system", "user", "assistant", "user",
-                                                    "assistant"]
+    s, u1, a1, u2, r = SENTINELS
+    assert conversation() == [{"role": "system", "content": s}, {"role": "user", "content": u1},
+                              {"role": "assistant", "content": a1},
+                              {"role": "user", "content": u2}, {"role": "assistant", "content": r}]
     folded = conversation(system=False)
     assert folded[0] == {"role": "user", "content": f"{SENTINELS[0]}\n\n{SENTINELS[1]}"}
     assert len(folded) == 4
+
+
+def test_only_the_last_turn_is_left_open_for_the_reply():
+    layout = ChatLayout("m", "<", "|", "[", "]", "{")
+    assert layout.render("s", [("u1", ""), ("u2", "a2"), ("u3", "")], "r") == (
+        "<s|u1[]u2[a2]u3{r")
 
 
 def test_a_layouts_markers_are_neutralised_in_every_message():
