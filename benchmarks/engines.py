@@ -3,7 +3,7 @@ demo set, for each catalogue model on each engine that can run it.
 
     python benchmarks/engines.py [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b]
         [--engines llama.cpp,vllm] [--n 48] [--levels 1 4] [--demo-on ...] [--store DIR]
-        [--out results/engines.md]
+        [--include results/engines-05b.json ...] [--out results/engines.md]
 
 Per (model, engine), one server at a time on a port of its own, the machine otherwise quiet:
 - ready: seconds from the start command to the first answered request (a vLLM model is
@@ -16,7 +16,10 @@ Per (model, engine), one server at a time on a port of its own, the machine othe
 Then, where --demo-on names the pair, single and FLARE on the first N demo questions (no LM
 cache) at each concurrency level: seconds per question (wall time over N), EM by kind with 95%
 bootstrap intervals, and FLARE's wall time over single's against the goal 1.2 x (1 + FLARE's
-retrieval rate). Engines are compared paired on each question's EM. Nothing is asserted.
+retrieval rate), and FLARE's generated tokens per token kept in its answers against the goal
+1 + rate + 0.1. Engines are compared paired on each question's EM and greedy answer, at the
+lowest concurrency both ran; --include adds an earlier run's JSON to the report and the pairing
+without running it again. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -166,25 +169,46 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]
             rate = found["flare"]["retrieval_rate"]
             ratio = found["flare"]["s_per_question"] / found["single"]["s_per_question"]
             goal = 1.2 * (1 + rate)
+            rows = found["flare"]["rows"].values()
+            per_kept = (sum(r_["generated_tokens"] for r_ in rows)
+                        / max(sum(r_["answer_tokens"] for r_ in rows), 1))
+            kept_goal = 1 + rate + 0.1
             ratios.append(f"- {r['model']} on {r['engine']}, concurrency {level}: FLARE's wall "
                           f"time {ratio:.2f}x single's at retrieval rate {rate:.2f}; goal "
-                          f"<= {goal:.2f}: {'met' if ratio <= goal else 'missed'}")
+                          f"<= {goal:.2f}: {'met' if ratio <= goal else 'missed'}; "
+                          f"{per_kept:.2f} generated tokens per kept token, goal <= "
+                          f"{kept_goal:.2f}: {'met' if per_kept <= kept_goal else 'missed'}"
+                          f"; {60 / found['flare']['s_per_question']:.1f} FLARE questions a "
+                          "minute")
     lines += ["", *ratios, ""]
     paired = [(a, b) for a in results for b in results
               if a["model"] == b["model"] and a["engine"] == "vllm" and b["engine"] == "llama.cpp"
               and a.get("demo") and b.get("demo")]
     for a, b in paired:
+        level = min(set(a["demo"]) & set(b["demo"]), default=None)
+        if level is None:
+            continue
         for name in ("single", "flare"):
-            ra = a["demo"][min(a["demo"])][name]["rows"]
-            rb = b["demo"][min(b["demo"])][name]["rows"]
+            ra = a["demo"][level][name]["rows"]
+            rb = b["demo"][level][name]["rows"]
             ids = sorted(set(ra) & set(rb))
             ea, eb = [float(ra[i]["em"]) for i in ids], [float(rb[i]["em"]) for i in ids]
             same = sum(ra[i]["answer"] == rb[i]["answer"] for i in ids)
-            lines.append(f"- {a['model']} {name}: EM llama.cpp - vLLM "
+            lines.append(f"- {a['model']} {name}, concurrency {level}: EM llama.cpp - vLLM "
                          f"{(sum(eb) - sum(ea)) / len(ids):+.3f} (paired p "
                          f"{paired_bootstrap_p(eb, ea):.2f}); the same greedy answer on {same} "
                          f"of {len(ids)} questions")
     return lines
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    """An earlier run's JSON in the shape serve_and_measure returns."""
+    results = json.loads(path.read_text())
+    for r in results:
+        r["demo"] = {int(level): {m: f | {"rows": {row["id"]: row for row in f["rows"]}}
+                                  for m, f in found.items()}
+                     for level, found in (r.get("demo") or {}).items()}
+    return results
 
 
 def main() -> None:
@@ -198,6 +222,10 @@ def main() -> None:
                         help="MODEL:ENGINE pairs that also run the demo set")
     parser.add_argument("--store", type=Path, help="a store holding the demo corpus "
                         "(default: a fresh one)")
+    parser.add_argument("--runs", type=Path, help="keep the demo runs' folders here "
+                        "(default: a temporary folder)")
+    parser.add_argument("--include", type=Path, nargs="*", default=[],
+                        help="earlier runs' JSON to report beside this run's (not re-run)")
     parser.add_argument("--out", type=Path, default=Path("results/engines.md"))
     args = parser.parse_args()
     args.argv = sys.argv[1:]
@@ -205,8 +233,11 @@ def main() -> None:
         if args.store is None:
             args.store = Path(tmp) / "store"
             cli(["ingest", "--demo", "--store", str(args.store)])
-        results = [serve_and_measure(key, engine, args, Path(tmp) / "runs")
+        results = [serve_and_measure(key, engine, args, args.runs or Path(tmp) / "runs")
                    for key in args.models.split(",") for engine in args.engines.split(",")]
+    ran = {(r["model"], r["engine"]) for r in results}
+    results += [earlier for path in args.include for earlier in load(path)
+                if (earlier["model"], earlier["engine"]) not in ran]
     lines = report(results, args)
     args.out.write_text("\n".join(lines) + "\n")
     args.out.with_suffix(".json").write_text(json.dumps(
