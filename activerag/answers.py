@@ -5,6 +5,14 @@ from __future__ import annotations
 
 import re
 import string
+from typing import Literal
+
+AnswerRule = Literal["empty", "whole"]
+"""What an output without an answer sentence ("answer is ...") is scored as. "empty": nothing, so
+it scores 0 (FLARE's code and most others'). "whole": the output itself, its first line less
+enclosing quotes and one final period (IRCoT's and Adaptive-RAG's code: their answer
+extractor's `match_all_on_failure: true`, `remove_last_fullstop: true`)."""
+ANSWER_RULES: tuple[AnswerRule, ...] = ("empty", "whole")
 
 # The paper's answer sentence ("So the answer is X.", self-ask's "So the final answer is: X."):
 # the answer runs to the end of its line, so "Edward L. Cahn." and "St. Louis" stay whole.
@@ -24,21 +32,33 @@ def find_answer(text: str, final_only: bool = False) -> re.Match[str] | None:
     return _ANSWER.search(text)
 
 
-def extract_answer(text: str, fallback: bool = False) -> str:
+def extract_answer(text: str, fallback: bool = False, rule: AnswerRule = "empty") -> str:
     """The answer after the answer sentence's 'answer is' (see find_answer), to the end of its
     line, less one final period.
 
-    Without such a sentence the answer is "" (the authors count it wrong), or with FALLBACK the
-    last sentence of the text (for systems whose prompts never ask for the pattern).
+    Without such a sentence the answer is what RULE says (see AnswerRule; by default "", which
+    the authors count wrong), or with FALLBACK the last sentence of the text (for systems whose
+    prompts never ask for the pattern).
     """
     match = find_answer(text)
     if match:
         answer = match.group(1).strip()
         return answer[:-1].rstrip() if answer.endswith(".") else answer
+    if rule == "whole":
+        return whole_output(text)
     if not fallback:
         return ""
     lines = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
     return lines[-1].rstrip(".") if lines else ""
+
+
+def whole_output(text: str) -> str:
+    """TEXT as IRCoT's answer extractor takes it when no answer sentence matches: its first
+    line, less enclosing double quotes and one final period."""
+    line = text.strip().split("\n", 1)[0].strip()
+    if len(line) > 1 and line.startswith('"') and line.endswith('"'):
+        line = line[1:-1]
+    return line[:-1] if line.endswith(".") else line
 
 
 def normalize(text: str) -> str:

@@ -314,7 +314,7 @@ class FBRagContext(ServingContext):
 @documented
 @dataclass(kw_only=True)
 class AppContext(FlareContext):
-    """Settings of the adaptive QA app (graphs/apps.py): FLARE's and single-time retrieval's
+    """Settings of the adaptive QA app (graphs/app.py): FLARE's and single-time retrieval's
     (the fields it shares with FlareContext), when FLARE takes over, and FB-RAG's settings for
     questions that bring their own long context."""
 

@@ -138,11 +138,31 @@ class GateContext(FlareContext):
 
 @documented
 @dataclass(kw_only=True)
-class EtcContext(FlareContext):
+class RegeneratedSentenceDocuments(FlareContext):
+    """FLARE's settings with DRAGIN's and ETC's document handling, which both authors' code
+    runs: no retrieval before the first draft, the retrieved documents read only by the one
+    sentence regenerated over them (every later draft's prompt is the exemplars, the question
+    and the answer so far), the top 3 per retrieval. keep_documents=True, initial_retrieval=True
+    and k=2 give FLARE's handling instead."""
+
+    k: int = 3
+    """Documents per retrieval (both authors' configurations: retrieve_topk 3; FLARE's 2)."""
+    initial_retrieval: bool = False
+    """Retrieve with the question before the first draft (FLARE's Appendix A); off in DRAGIN's
+    and ETC's code, whose first draft sees no documents."""
+    keep_documents: bool = False
+    """Keep the last retrieved documents in every later prompt (FLARE's code); off in DRAGIN's
+    and ETC's code: only the sentence regenerated over them sees them."""
+
+
+@documented
+@dataclass(kw_only=True)
+class EtcContext(RegeneratedSentenceDocuments):
     """Settings of one ETC run (Li et al., AAAI 2026): FLARE's graph, its gate the trend of the
     draft's word entropies, retrieval from the first word where it rises sharply. The FLARE
     fields are the host's own (beta masks the query as in FLARE; theta and trigger are not
-    read: the gate is ETC's)."""
+    read: the gate is ETC's), with the authors' document handling by default
+    (RegeneratedSentenceDocuments)."""
 
     reads_alternatives: ClassVar[int] = 20
     """Top logprobs per token ETC's gate reads, which the LM client asks for whatever the
@@ -165,11 +185,12 @@ class EtcContext(FlareContext):
 
 @documented
 @dataclass(kw_only=True)
-class DraginContext(FlareContext):
+class DraginContext(RegeneratedSentenceDocuments):
     """Settings of one DRAGIN-lite run (after Su et al. 2024, DRAGIN, without attention):
     FLARE's graph, its gate RIND's entropy times a content-word filter, its query the question
     and the draft's most surprising words. The FLARE fields are the host's own (theta, beta,
-    trigger and FLARE's query fields are not read)."""
+    trigger and FLARE's query fields are not read), with the authors' document handling by
+    default (RegeneratedSentenceDocuments)."""
 
     reads_alternatives: ClassVar[int] = 20
     """Top logprobs per token DRAGIN-lite's gate reads, which the LM client asks for whatever

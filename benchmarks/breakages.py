@@ -41,7 +41,7 @@ class Breakage:
 
 
 BREAKAGES = [
-    Breakage("replug_k", "graphs/methods.py",
+    Breakage("replug_k", "graphs/registry.py",
              '_SERVING = [f.name for f in fields(ServingContext) if f.name != "k"]',
              "_SERVING = [f.name for f in fields(ServingContext)]",
              ("tests/test_method_suggestions.py",)),
@@ -53,9 +53,10 @@ BREAKAGES = [
              "    room = window - reserve\n", "    room = window\n",
              ("tests/test_replug_logic.py", "tests/test_replug_graph.py")),
     Breakage("flare_replug_tokens_left", "nodes/replug.py",
-             '                     ctx.max_answer_tokens - state.get("answer_tokens", 0))\n'
-             "        docs, prompts, cuts",
-             "                     ctx.max_answer_tokens)\n        docs, prompts, cuts",
+             "        budget = min(ctx.max_sentence_tokens,\n"
+             '                     ctx.max_answer_tokens - state.get("answer_tokens", 0))',
+             "        budget = min(ctx.max_sentence_tokens,\n"
+             "                     ctx.max_answer_tokens)",
              ("tests/test_replug_graph.py", "tests/test_replug_text.py")),
     Breakage("cache_drops_alternatives", "activerag/serving/cache.py",
              'data["tokens"] = [Token(**{**t, "top": tuple(t.get("top", ()))})',
@@ -74,11 +75,11 @@ BREAKAGES = [
              "        have: set[str] = set()",
              ("tests/test_schedules.py", "tests/test_graph_routing.py")),
     Breakage("single_answer_tokens", "nodes/single.py",
-             "        kept = sum(1 for t in gen.tokens if t.start < len(answer))",
-             "        kept = len(gen.tokens)",
+             "    kept = sum(1 for t in gen.tokens if t.start < len(answer))",
+             "    kept = len(gen.tokens)",
              ("tests/test_schedules.py",)),
     Breakage("single_max_sentences", "nodes/single.py",
-             "        spans = spans[: ctx.max_sentences]", "        spans = spans[:]",
+             "    spans = spans[: ctx.max_sentences]", "    spans = spans[:]",
              ("tests/test_schedules.py",)),
     Breakage("previous_sentence_count", "graphs/previous.py",
              'count_sentences=unit == "sentence"', "count_sentences=False",
@@ -137,7 +138,7 @@ def copy_tree(dest: Path) -> None:
 
 
 def installed_path(rel: str) -> str:
-    """Where FILE lies in the installed layout (graphs/x.py is activerag/graphs/x.py)."""
+    """Where FILE lies in the installed layout (what lies in graphs/ is activerag/graphs/)."""
     return f"activerag/{rel}" if rel.split("/")[0] in PACKAGES else rel
 
 

@@ -213,7 +213,8 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", default="qwen2.5-coder-0.5b,qwen2.5-coder-1.5b")
+    parser.add_argument("--models", default="qwen2.5-coder-0.5b,qwen2.5-coder-1.5b",
+                        help="catalogue models to run ('' for none: report --include only)")
     parser.add_argument("--engines", default="llama.cpp,vllm")
     parser.add_argument("--n", type=int, default=48)
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 4])
@@ -230,11 +231,12 @@ def main() -> None:
     args = parser.parse_args()
     args.argv = sys.argv[1:]
     with tempfile.TemporaryDirectory() as tmp:
-        if args.store is None:
+        if args.store is None and args.models:
             args.store = Path(tmp) / "store"
             cli(["ingest", "--demo", "--store", str(args.store)])
         results = [serve_and_measure(key, engine, args, args.runs or Path(tmp) / "runs")
-                   for key in args.models.split(",") for engine in args.engines.split(",")]
+                   for key in filter(None, args.models.split(","))
+                   for engine in args.engines.split(",")]
     ran = {(r["model"], r["engine"]) for r in results}
     results += [earlier for path in args.include for earlier in load(path)
                 if (earlier["model"], earlier["engine"]) not in ran]

@@ -9,10 +9,11 @@ from __future__ import annotations
 import argparse
 import difflib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import partial
 from typing import Any, Literal
 
+from activerag.answers import AnswerRule
 from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
 from activerag.context_after_flare import (
     AdaptiveContext,
@@ -84,6 +85,9 @@ class Method:
     """The server abilities its requests need (names of activerag.serving.probe.ABILITIES;
     top_logprobs_K: K alternatives per token; light.NAME: FB-RAG's light sampler's); None:
     NEEDS[name], else its family's."""
+    answer_rule: AnswerRule | None = None
+    """How its answers are scored when they hold no "answer is" (activerag.answers.AnswerRule),
+    as its authors' code scores them; None: its family's (ANSWER_RULES)."""
 
 
 _F, _R = FlareContext, ReplugContext  # short names for the table below
@@ -236,6 +240,11 @@ NEEDS: dict[str, frozenset[str]] = {
 """Each method's needs where they are not its family's (FAMILY_NEEDS, else LOGPROBS)."""
 _METHODS = [m if m.needs is not None else replace(
     m, needs=NEEDS.get(m.name, FAMILY_NEEDS.get(m.family, LOGPROBS))) for m in _METHODS]
+ANSWER_RULES: dict[str, AnswerRule] = {"IRCoT": "whole", "Adaptive-RAG": "whole"}
+"""The families whose authors score an output without "answer is" as the whole output (IRCoT's
+and Adaptive-RAG's configs: `match_all_on_failure`); every other family's code scores it ""."""
+_METHODS = [m if m.answer_rule is not None else replace(
+    m, answer_rule=ANSWER_RULES.get(m.family, "empty")) for m in _METHODS]
 METHODS: dict[str, Method] = {m.name: m for m in _METHODS}
 """Every method by name, family by family: the one source of "which methods exist"."""
 OWN_GRAPHS = frozenset(id(m.graph) for m in _METHODS)
@@ -243,6 +252,20 @@ OWN_GRAPHS = frozenset(id(m.graph) for m in _METHODS)
 with its own LM, as a test's, is not among them)."""
 # The settings every family shares, carried from the run's FLARE context to REPLUG's.
 _SERVING = [f.name for f in fields(ServingContext) if f.name != "k"]
+
+
+def answer_rule(name: str) -> AnswerRule:
+    """How method NAME's answers are scored (its authors' rule); "empty" for a name that is no
+    method (a sweep's variant of FLARE)."""
+    record = METHODS.get(name)
+    return (record.answer_rule or "empty") if record else "empty"
+
+
+def _changed(context: FlareContext) -> dict[str, Any]:
+    """CONTEXT's FLARE fields, less those left at FlareContext's default: a family that
+    defaults one otherwise (DRAGIN's and ETC's k) keeps its own unless CONTEXT changed it."""
+    return {f.name: getattr(context, f.name) for f in fields(FlareContext)
+            if f.default is MISSING or getattr(context, f.name) != f.default}
 
 
 def unknown_method_error(names: list[str]) -> ActiveRagError:
@@ -265,7 +288,8 @@ def method(name: str, context: FlareContext, fb_context: FBRagContext | None = N
     its own), else FB-RAG's defaults over CONTEXT's store; the app an AppContext of CONTEXT's
     fields (min_confidence too when CONTEXT is an AppContext) and FB_CONTEXT. A family whose
     context extends FlareContext gets CONTEXTS[its class] (the CLI builds one per class from
-    its flags), else its class over CONTEXT's fields with its own defaults."""
+    its flags), else its class over the fields CONTEXT changed from FlareContext's defaults,
+    with its own defaults for the rest (DRAGIN's and ETC's k = 3)."""
     if name not in METHODS:
         raise unknown_method_error([name])
     record = METHODS[name]
@@ -275,8 +299,7 @@ def method(name: str, context: FlareContext, fb_context: FBRagContext | None = N
         return graph, replace(own, **overrides)
     if record.context not in (FlareContext, AppContext) and issubclass(record.context,
                                                                        FlareContext):
-        shared = {f.name: getattr(context, f.name) for f in fields(FlareContext)}
-        return graph, record.context(**{**shared, **overrides})
+        return graph, record.context(**{**_changed(context), **overrides})
     if record.context is FBRagContext:
         base = fb_context or FBRagContext(store_dir=context.store_dir)
         return graph, replace(base, **overrides)

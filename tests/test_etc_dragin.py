@@ -259,3 +259,46 @@ def test_the_gate_walks_a_draft_once_for_a_word_trigger(monkeypatch):
     update = triggers.trigger_gate(state, Runtime(context=FlareContext(trigger="etc")))
     assert update["step"] == {"fire": True} and update["decision"]["fire"] is True
     assert len(calls) == 1
+
+
+# --- the authors' document handling (issue #37) ----------------------------------------------
+
+
+@pytest.mark.parametrize("cls", [EtcContext, DraginContext])
+def test_etc_and_dragin_default_to_their_authors_document_handling(cls):
+    ctx = cls()
+    assert (ctx.k, ctx.initial_retrieval, ctx.keep_documents) == (3, False, False)
+    flare = FlareContext()
+    assert (flare.k, flare.initial_retrieval, flare.keep_documents) == (2, True, True)
+
+
+@pytest.mark.parametrize("name", ["flare_etc", "dragin_lite"])
+def test_a_flare_context_passes_what_it_changed_and_leaves_the_authors_defaults(name):
+    from activerag.graphs.registry import method
+
+    _, ctx = method(name, FlareContext())
+    assert (ctx.k, ctx.initial_retrieval, ctx.keep_documents) == (3, False, False)
+    _, ctx = method(name, FlareContext(k=5, keep_documents=False, max_answer_tokens=64))
+    assert (ctx.k, ctx.keep_documents, ctx.max_answer_tokens) == (5, False, 64)
+
+
+async def test_flare_etcs_documents_reach_only_the_sentence_regenerated_over_them():
+    # draft 1 fires at " Gepu", the sentence is continued over the documents, then draft 2 is
+    # calm: its prompt is the exemplars, the question and the answer so far, with no documents
+    script = [sentence(f"{DRAFT} It"), sentence(" Kelmor Works in 1950. It"), ends(" It is old.")]
+    doc = "Alpha Beta founded Kelmor Works in 1950."
+
+    async def answer(ctx: EtcContext) -> tuple[dict, TopsLM]:
+        lm = TopsLM(ScriptedLM([list(s) for s in script]), [RISING, [()], [binary(0.98)]])
+        graph = build_etc_graph(lm=lm, retriever=retriever(), splitter=SentenceSplitter())
+        return await graph.ainvoke({"question": QUESTION}, context=ctx), lm
+
+    out, lm = await answer(EtcContext())
+    assert out["answer"] == f"{doc} It is old."
+    first, regenerated, second = lm.lm.prompts
+    assert doc not in first and "Gepu is a small town" not in first  # no retrieval before it
+    assert doc in regenerated
+    # the answer so far says what the document says, so look only before the question
+    assert "Kelmor Works" not in second.split(QUESTION)[0]
+    _, lm = await answer(EtcContext(keep_documents=True))
+    assert doc in lm.lm.prompts[2].split(QUESTION)[0]  # FLARE's handling: they stay

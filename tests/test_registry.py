@@ -74,8 +74,11 @@ def test_method_gives_each_method_the_context_it_always_had(name):
     elif cls is ReplugContext:  # the run's LM, store and prompts; REPLUG's own k=10
         expected = ReplugContext(**{f: getattr(RUN, f) for f in SERVING}, **overrides)
         assert ctx.k == 10 and ctx.ensemble == overrides.get("ensemble", "agree")
-    elif cls is not AppContext and issubclass(cls, FlareContext):  # its own class, FLARE's fields
-        expected = cls(**{f.name: getattr(RUN, f.name) for f in fields(FlareContext)}, **overrides)
+    elif cls is not AppContext and issubclass(cls, FlareContext):  # its own class, the FLARE
+        # fields RUN changed; those RUN left at FLARE's defaults at its own (ETC's, DRAGIN's k)
+        changed = {f.name: getattr(RUN, f.name) for f in fields(FlareContext)
+                   if getattr(RUN, f.name) != getattr(FlareContext(), f.name)}
+        expected = cls(**changed, **overrides)
     elif cls is FBRagContext:  # FB-RAG's own context; without one, its defaults on the store
         expected = replace(fb, **overrides)
         assert method(name, RUN)[1] == FBRagContext(store_dir="/corpus", **overrides)

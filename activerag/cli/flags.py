@@ -121,8 +121,19 @@ class Flag:
 
     @property
     def default(self) -> Any:
-        """The field's default, the same in every context the flag sets."""
+        """The field's default in the first context the flag sets (see other_defaults)."""
         return _field(self.contexts[0], self.field).default
+
+    @property
+    def other_defaults(self) -> dict[Any, list[str]]:
+        """The contexts whose default differs from `default` (DRAGIN's and ETC's k), by
+        default, their class names in order."""
+        found: dict[Any, list[str]] = {}
+        for cls in self.contexts[1:]:
+            value = _field(cls, self.field).default
+            if value != self.default:
+                found.setdefault(value, []).append(cls.__name__)
+        return found
 
     @property
     def description(self) -> str:
@@ -230,7 +241,8 @@ def _kind(flag: Flag) -> dict[str, Any]:
 def help_text(flag: Flag) -> str:
     """The field's description and its default (with the variable that sets it, if any)."""
     env = ENV_DEFAULTS.get(flag.option)
-    default = shown(flag.default) + (f"; set by {env}" if env else "")
+    default = shown(flag.default) + (f"; set by {env}" if env else "") + "".join(
+        f"; {', '.join(names)}: {shown(value)}" for value, names in flag.other_defaults.items())
     return f"{flag.description} (default: {default})".replace("%", "%%")
 
 

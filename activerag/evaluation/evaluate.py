@@ -23,7 +23,7 @@ from typing import Any
 from tqdm import tqdm
 
 from activerag import durable
-from activerag.answers import extract_answer
+from activerag.answers import AnswerRule, extract_answer
 from activerag.context import FBRagContext, FlareContext, ServingContext
 from activerag.errors import ActiveRagError
 from activerag.evaluation.datasets import Example, load_dataset
@@ -31,7 +31,7 @@ from activerag.evaluation.metrics import best_prf, exact_match, qa_f1, rouge_l, 
 from activerag.evaluation.summaries import summarise as summarise
 from activerag.evaluation.summaries import summarise_methods
 from activerag.evaluation.tables import summary_markdown
-from activerag.graphs.registry import method
+from activerag.graphs.registry import answer_rule, method
 from activerag.locks import WriterLock
 from activerag.serving.replicas import sticky
 from activerag.serving.server import vllm_counters
@@ -44,14 +44,21 @@ DISAMBIG_NOTE = ("ASQA Disambig-F1 is not computed: it needs a RoBERTa QA model 
                  "installed here; EM is over the short answers and ROUGE-L over the long answers")
 
 
-def score(example: Example, answer: str, retrieved_titles: list[str]) -> dict[str, Any]:
-    """Quality metrics of one answer, by the kind of the example."""
+def score(example: Example, answer: str, retrieved_titles: list[str],
+          rule: AnswerRule = "empty") -> dict[str, Any]:
+    """Quality metrics of one answer, by the kind of the example; a short answer by RULE (its
+    method's authors' rule), and where RULE is not FLARE's also by FLARE's (`em_flare_rule`,
+    `f1_flare_rule`), so that both numbers can be shown."""
     out: dict[str, Any] = {}
     if example.kind == "short":
-        prediction = extract_answer(answer)
+        prediction = extract_answer(answer, rule=rule)
         precision, recall, f1 = best_prf(prediction, example.answers)
         out.update(prediction=prediction, em=exact_match(prediction, example.answers), f1=f1,
                    precision=precision, recall=recall)
+        if rule != "empty":
+            strict = extract_answer(answer)
+            out.update(em_flare_rule=exact_match(strict, example.answers),
+                       f1_flare_rule=best_prf(strict, example.answers)[2])
     elif example.kind == "longbench":
         out.update(prediction=answer, em=exact_match(answer, example.answers),
                    f1=qa_f1(answer, example.answers))
@@ -95,7 +102,8 @@ def row_of(name: str, example: Example, out: dict[str, Any], seconds: float) -> 
     return {
         "method": name, "id": example.id, "answer": out.get("answer", ""),
         "retrieved_titles": out.get("retrieved_titles", []),
-        **score(example, out.get("answer", ""), out.get("retrieved_titles", [])),
+        **score(example, out.get("answer", ""), out.get("retrieved_titles", []),
+                answer_rule(name)),
         "sentences": len(trace),
         "retrieved_sentences": sum(1 for s in trace if s.get("retrieved")),
         "lm_calls": out.get("lm_calls", 0),
@@ -331,7 +339,8 @@ def rescore(run: Run) -> dict[str, Any]:
                 "the dataset file the run was made with, or start a new run")
         for r in rows:
             example = examples[r["id"]]
-            r.update(score(example, r["answer"], r["retrieved_titles"]), group=example.group)
+            r.update(score(example, r["answer"], r["retrieved_titles"], answer_rule(r["method"])),
+                     group=example.group)
             if "selected_spans" in r:
                 r.update(gold_read(example, r["selected_spans"]))
         _replace(run.rows_file, "".join(json.dumps(r) + "\n" for r in rows))

@@ -8,7 +8,9 @@ from typing import Any
 from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
 
 QUALITY_KEYS = ("em", "f1", "precision", "recall", "rouge_l", "gold_title_recall",
-                "gold_word_recall", "gold_half_recall")
+                "gold_word_recall", "gold_half_recall", "em_flare_rule", "f1_flare_rule")
+"""em and f1 are each method's by its authors' rule; em_flare_rule and f1_flare_rule the same
+answers by FLARE's ("" without "answer is"), kept only for methods whose rule differs."""
 COST_KEYS = ("lm_calls", "prompt_tokens", "generated_tokens", "answer_tokens", "retrievals",
              "retrieval_steps")
 

@@ -7,7 +7,7 @@ question's words kept; next_previous: next vs previous sentence, retrieving ever
 window: previous-window queries of 16/32/48/all tokens (Table 4);
 trigger: every registered trigger over thresholds chosen before the run (nodes/triggers.py), F1
 against the retrieval rate and against LM calls, with the Pareto front marked; app: the adaptive
-app (graphs/apps.py) over its min_confidence against always-single and always-FLARE.
+app (graphs/app.py) over its min_confidence against always-single and always-FLARE.
 """
 
 from __future__ import annotations
