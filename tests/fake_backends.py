@@ -4,7 +4,8 @@
 /v1/completions streamed or not, logprobs with k alternatives, echo with max_tokens 0, n
 samples, token-id prompts and ids back, logit_bias, /tokenize, /detokenize, chat) except for
 what it lacks, which it refuses the way other servers do (404, 400 with a message) or, for
-logprobs, ignores (Ollama-style: text without them). Tokens are words; every reply is REPLY.
+logprobs, ignores (Ollama-style: text without them). Tokens are words; every reply is REPLY
+(or the backend's own `reply`).
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ class Backend:
     """What one fake server can do, and every request it got."""
 
     def __init__(self, lacks: set[str] | frozenset[str] = frozenset(), max_top: int = 20,
-                 refuse_logprobs: bool = False, model: str = "fake-model") -> None:
+                 refuse_logprobs: bool = False, model: str = "fake-model",
+                 reply: str = REPLY) -> None:
         self.lacks = set(lacks)
+        self.reply = reply
+        """Every completion's text (cut at max_tokens words)."""
         self.max_top = max_top
         self.refuse_logprobs = refuse_logprobs
         """Without logprobs: refuse a request that asks for them (400) instead of ignoring."""
@@ -130,7 +134,7 @@ class _Handler(QuietHandler):
             return
         k = body.get("logprobs") if "logprobs" not in b.lacks else None
         as_ids = bool(body.get("return_tokens_as_token_ids")) and "token_ids" not in b.lacks
-        words = re.findall(r"\s*\S+", REPLY)[: body["max_tokens"]]
+        words = re.findall(r"\s*\S+", b.reply)[: body["max_tokens"]]
         bias = [int(t) for t, v in (body.get("logit_bias") or {}).items()
                 if v >= 50 and b.honours_bias]
         if bias and words:
