@@ -1,0 +1,63 @@
+"""Every column of an evaluation row derived from a scripted run's real trace (issue #38): the
+rows are the harness's, made by `evaluate` from a FLARE run whose first sentence retrieves and
+whose second does not, not written by hand; each column is checked against what the run did."""
+
+from __future__ import annotations
+
+import pytest
+
+from activerag.context import FlareContext
+from activerag.evaluation.datasets import Example
+from activerag.evaluation.evaluate import Run, evaluate
+from activerag.graphs.flare import build_flare_graph
+from activerag.sentences import SentenceSplitter
+from activerag.testing import ScriptedLM, ends, memory_retriever, sentence
+
+QUESTION = "Where was Alpha Beta born?"
+EXAMPLE = Example("q0", QUESTION, ["Gepu"], ["Alpha Beta"], group="one-hop")
+PASSAGES = {"Alpha Beta": "Alpha Beta was born in Gepu.", "Gepu": "Gepu is a town."}
+
+
+async def scripted_row(tmp_path) -> tuple[dict, ScriptedLM]:  # type: ignore[no-untyped-def]
+    lm = ScriptedLM([
+        sentence("Alpha Beta was born in Kelmor. So", low={"Kelmor.": 0.2}),  # draft 1: unsure
+        sentence(" Alpha Beta was born in Gepu. So"),  # regenerated over the documents
+        ends(" So the answer is Gepu."),  # draft 2: sure, kept
+    ])
+    graph = build_flare_graph(lm=lm, retriever=memory_retriever(PASSAGES, k=1),
+                              splitter=SentenceSplitter())
+    ctx = FlareContext(initial_retrieval=False, max_answer_tokens=64)
+    run = Run(tmp_path)
+    await evaluate(run, "t", {"flare": (graph, ctx)}, [EXAMPLE], concurrency=1, progress=False)
+    [row] = run.rows()
+    return row, lm
+
+
+async def test_every_column_of_a_row_comes_from_the_run(tmp_path):
+    row, lm = await scripted_row(tmp_path)
+    answer = " Alpha Beta was born in Gepu. So the answer is Gepu."
+    assert row["method"] == "flare" and row["id"] == "q0" and row["group"] == "one-hop"
+    assert row["answer"].strip() == answer.strip()
+    assert row["prediction"] == "Gepu" and row["em"] == 1.0 and row["f1"] == 1.0
+    assert row["precision"] == 1.0 and row["recall"] == 1.0
+    assert row["sentences"] == 2  # two sentences kept
+    assert row["retrieved_sentences"] == 1  # only the first retrieved: rate 0.5, not 1.0
+    assert row["retrievals"] == 1 and row["retrieval_steps"] == 1
+    assert row["retrieved_titles"] == ["Alpha Beta"]
+    assert row["gold_title_recall"] == 1.0
+    assert row["lm_calls"] == len(lm.prompts) == 3
+    assert row["answer_tokens"] == 6 + 5  # the regenerated sentence's tokens, then draft 2's
+    # every token generated: draft 1 and the regeneration each to the look-ahead " So" that
+    # completes their sentence (6 + 1), draft 2 to its end (5)
+    assert row["generated_tokens"] == 7 + 7 + 5
+    assert row["prompt_tokens"] > 0 and row["seconds"] > 0
+
+
+async def test_the_summary_rate_is_the_rows_retrieved_over_their_sentences(tmp_path):
+    from activerag.evaluation.summaries import summarise
+
+    row, _ = await scripted_row(tmp_path)
+    summary = summarise([row])
+    assert summary["retrieval_rate"] == pytest.approx(0.5)
+    assert summary["generated_per_kept_token"] == pytest.approx(
+        row["generated_tokens"] / row["answer_tokens"])
