@@ -11,6 +11,7 @@ the costs.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from langgraph.graph import END, START, StateGraph
@@ -36,16 +37,19 @@ class MethodParts(NamedTuple):
 
 
 def method_parts(method: str | Any, context: Any = None) -> MethodParts:
-    """METHOD, a registered method by name (run under CONTEXT, else its defaults with its own
-    overrides, or the run's context of its class) or a compiled method graph (run under
-    CONTEXT, else the run's context of its class, else its class's defaults)."""
+    """METHOD, a registered method by name (run under CONTEXT, else its defaults, or the run's
+    context of its class; each with the method's own overrides) or a compiled method graph (run
+    under CONTEXT, else the run's context of its class, else its class's defaults)."""
     if isinstance(method, str):
         if method not in registry.METHODS:
             raise registry.unknown_method_error([method])
         record = registry.METHODS[method]
         graph, default = registry.method(method, FlareContext())
-        if context is not None:
-            return MethodParts(method, graph, context, messages.context_picker(context))
+        if context is not None:  # the method's own settings over the given ones
+            if type(context) is record.context:
+                context = replace(context, **record.overrides)
+            return MethodParts(method, graph, context, messages.context_picker(
+                context, record.context, record.overrides))
         return MethodParts(method, graph, default, messages.context_picker(
             default, record.context, record.overrides))
     if not hasattr(method, "ainvoke"):
