@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from activerag.demo import load_demo_questions
 from activerag.errors import ActiveRagError
@@ -176,7 +176,8 @@ def _hops_group(hops: int | None) -> str:
 
 
 def user_jsonl(path: Path) -> list[Example]:
-    """A user's jsonl: question, answers (or answer), optional id, gold_titles, kind; or
+    """A user's jsonl: question, answers (or answer), optional id, gold_titles, kind, group,
+    short_answers, context, gold_spans (each as Example says); or
     LongBench's rows (input, context, answers, _id; `activerag longctx build` adds gold_titles
     and gold_spans)."""
     out = []
@@ -191,8 +192,46 @@ def user_jsonl(path: Path) -> list[Example]:
         out.append(Example(str(r.get("id", f"row-{n}")), str(r["question"]),
                            items(answers, "answers", where),
                            items(r.get("gold_titles"), "gold_titles", where),
-                           r.get("kind", "short")))
+                           _kind(r.get("kind", "short"), where),
+                           short_answers=_short_answers(r.get("short_answers"), where),
+                           group=_text(r.get("group", ""), "group", where),
+                           context=_text(r.get("context", ""), "context", where),
+                           gold_spans=_spans(r.get("gold_spans"), where)))
     return out
+
+
+def _kind(value: object, where: str) -> Kind:
+    if value not in get_args(Kind):
+        raise ActiveRagError(f"{where}: 'kind' must be one of {', '.join(get_args(Kind))}, got "
+                             f"{value!r}; fix the row")
+    return value  # type: ignore[return-value]
+
+
+def _text(value: object, field: str, where: str) -> str:
+    if not isinstance(value, str):
+        raise ActiveRagError(f"{where}: '{field}' must be a string, got a "
+                             f"{type(value).__name__}; fix the row")
+    return value
+
+
+def _short_answers(value: object, where: str) -> list[list[str]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(g, list) for g in value):
+        raise ActiveRagError(f"{where}: 'short_answers' must be a list of lists of strings (the "
+                             "short answers of each interpretation); fix the row")
+    return [[str(a) for a in group] for group in value]
+
+
+def _spans(value: object, where: str) -> list[tuple[int, int]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(
+            isinstance(s, list | tuple) and len(s) == 2 and all(isinstance(x, int) for x in s)
+            for s in value):
+        raise ActiveRagError(f"{where}: 'gold_spans' must be a list of [start, end] word pairs; "
+                             "fix the row")
+    return [(int(a), int(b)) for a, b in value]
 
 
 def _longbench_row(r: dict[str, Any], where: str) -> Example:
@@ -206,7 +245,7 @@ def _longbench_row(r: dict[str, Any], where: str) -> Example:
     return Example(str(r.get("_id", where)), str(r["input"]), items(answers, "answers", where),
                    items(r.get("gold_titles"), "gold_titles", where), kind="longbench",
                    context=r["context"],
-                   gold_spans=[(int(a), int(b)) for a, b in r.get("gold_spans", [])])
+                   gold_spans=_spans(r.get("gold_spans"), where))
 
 
 DATASETS: dict[str, Callable[[], list[Example]]] = {
