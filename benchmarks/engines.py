@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import tempfile
 import time
@@ -114,6 +115,9 @@ def by_kind(rows: dict[str, dict[str, Any]]) -> str:
     cells = []
     for kind in ("one-hop", "two-hop"):
         em = [float(r["em"]) for r in rows.values() if r.get("group") == kind]
+        if not em:  # the first N questions may all be of one kind
+            cells.append("- (n=0)")
+            continue
         low, high = bootstrap_ci(em)
         cells.append(f"{sum(em) / len(em):.3f} [{low:.3f}, {high:.3f}] (n={len(em)})")
     return " | ".join(cells)
@@ -148,7 +152,7 @@ def serve_and_measure(key: str, engine: str, args: argparse.Namespace,
 
 def report(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
     lines = ["# vLLM and llama.cpp on this machine", "",
-             f"`python benchmarks/engines.py {' '.join(args.argv)}`; one server at a time.", "",
+             f"`python benchmarks/engines.py {shlex.join(args.argv)}`; one server at a time.", "",
              "| model | engine | ready | memory | cold prefill | cached request | decode |",
              "|---|---|---|---|---|---|---|"]
     for r in results:
@@ -156,7 +160,9 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]
                      f"{r['memory_gb']:.1f} GB | {r['cold_prefill_tok_s']:.0f} tok/s "
                      f"({r['prompt_tokens']} tokens) | {r['cached_request_s']:.2f} s | "
                      f"{r['decode_tok_s']:.1f} tok/s |")
-    lines += ["", f"## Single and FLARE on the first {args.n} demo questions (no LM cache)", "",
+    notes = [f"- {r['model']} on {r['engine']}: {r['note']}" for r in results if r.get("note")]
+    lines += ["", *notes] if notes else []
+    lines += ["", "## Single and FLARE on the first demo questions (no LM cache; n per cell)", "",
               "| model | engine | concurrency | method | s/question | EM one-hop | EM two-hop |",
               "|---|---|---|---|---|---|---|"]
     ratios = []
@@ -226,7 +232,8 @@ def main() -> None:
     parser.add_argument("--runs", type=Path, help="keep the demo runs' folders here "
                         "(default: a temporary folder)")
     parser.add_argument("--include", type=Path, nargs="*", default=[],
-                        help="earlier runs' JSON to report beside this run's (not re-run)")
+                        help="earlier runs' JSON to report beside this run's (not re-run; of "
+                        "two rows for one model and engine, the later file's)")
     parser.add_argument("--out", type=Path, default=Path("results/engines.md"))
     args = parser.parse_args()
     args.argv = sys.argv[1:]
@@ -238,8 +245,8 @@ def main() -> None:
                    for key in filter(None, args.models.split(","))
                    for engine in args.engines.split(",")]
     ran = {(r["model"], r["engine"]) for r in results}
-    results += [earlier for path in args.include for earlier in load(path)
-                if (earlier["model"], earlier["engine"]) not in ran]
+    earlier = {(r["model"], r["engine"]): r for path in args.include for r in load(path)}
+    results += [r for key, r in earlier.items() if key not in ran]  # a later file's row wins
     lines = report(results, args)
     args.out.write_text("\n".join(lines) + "\n")
     args.out.with_suffix(".json").write_text(json.dumps(

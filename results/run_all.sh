@@ -233,8 +233,18 @@ python results/after_flare.py
 # Issue #36: the engines (benchmarks/engines.py writes results/engines*.md and .json; one server
 # at a time, the machine otherwise quiet) and the exemplars with nothing to copy: the demo set
 # on the 0.5B model on llama.cpp with the old exemplar (commit b773d72) and the new one.
-python benchmarks/engines.py --engines llama.cpp \
-  --demo-on qwen2.5-coder-0.5b:llama.cpp,qwen2.5-coder-1.5b:llama.cpp --out results/engines-llamacpp.md
+python benchmarks/engines.py --models qwen2.5-coder-0.5b --engines llama.cpp,vllm \
+  --demo-on qwen2.5-coder-0.5b:llama.cpp --out results/engines-05b.md
+python benchmarks/engines.py --models qwen2.5-coder-1.5b --engines llama.cpp,vllm \
+  --demo-on qwen2.5-coder-1.5b:llama.cpp --levels 1 4 8 --runs runs/engines-15b \
+  --out results/engines-15b.md
+# vLLM's 0.5B on the first 24 demo questions, paired with llama.cpp's rows above (its report,
+# which then crashed on 24 questions of one kind, was rebuilt from the kept run folders)
+python benchmarks/engines.py --models qwen2.5-coder-0.5b --engines vllm \
+  --demo-on qwen2.5-coder-0.5b:vllm --levels 1 --n 24 --include results/engines-05b.json \
+  --runs runs/engines-05b-vllm --out results/engines-05b-vllm.md
+python benchmarks/engines.py --models '' --include results/engines-05b.json \
+  results/engines-15b.json results/engines-05b-vllm.json --out results/engines.md
 activerag serve --engine llama.cpp
 activerag eval --dataset demo --methods none,single,flare --n 48 --concurrency 4 --cache \
   --run runs/demo-llama05b-old-exemplars          # at commit b773d72
