@@ -11,6 +11,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from activerag.context import FBRagContext
+from activerag.errors import ActiveRagError
 from activerag.graphs.base import LM_RETRY
 from activerag.nodes import fb_rag, prompts
 from activerag.nodes.base import Node
@@ -73,6 +74,10 @@ def build_baseline_graph(kind: Baseline, lm: LM | None = None, token_lm: TokenLM
     (the same chunks in the context's order) or self_route (OP-RAG whose reader may answer
     "unanswerable", then the whole context). GENERATE swaps the reader of the chosen chunks
     (every kind but long_context)."""
+    if kind == "long_context" and generate is not None:
+        raise ActiveRagError("long_context reads the whole context with its own reader; "
+                             "generate swaps the reader of chosen chunks (vanilla_rag, op_rag, "
+                             "self_route): build one of those, or drop generate")
     parts = _parts(lm, token_lm, None, retriever)
     g = _graph()
     g.add_node("prepare", fb_rag.make_prepare(parts), retry_policy=LM_RETRY)
