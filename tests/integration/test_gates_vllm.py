@@ -59,9 +59,15 @@ async def test_gate_entropy_mean_retrieves_exactly_when_its_estimate_is_above_th
                for s in forced["trace"])
 
 
+FLARES_DOCUMENTS = {"k": 2, "initial_retrieval": True, "keep_documents": True}
+"""FLARE's document handling, which these gate tests were written against (since issue #37
+ETC and DRAGIN-lite default to their authors': k 3, no initial retrieval, documents only for
+the regenerated sentence; tests/test_etc_dragin.py checks those)."""
+
+
 async def test_flare_etc_retrieves_from_the_first_word_over_its_threshold(vllm_url, demo_store):
     ctx = EtcContext(base_url=vllm_url, store_dir=str(demo_store), max_sentences=3,
-                     etc_threshold=0.5)
+                     etc_threshold=0.5, **FLARES_DOCUMENTS)
     out = await build_etc_graph().ainvoke({"question": QUESTION}, context=ctx)
     fired = 0
     for step in out["trace"]:
@@ -83,7 +89,7 @@ async def test_flare_etc_retrieves_from_the_first_word_over_its_threshold(vllm_u
 async def test_dragin_lite_retrieves_at_a_content_word_and_asks_with_the_question(
         vllm_url, demo_store):
     ctx = DraginContext(base_url=vllm_url, store_dir=str(demo_store), max_sentences=3,
-                        dragin_query_words=4)
+                        dragin_query_words=4, **FLARES_DOCUMENTS)
     out = await build_dragin_graph().ainvoke({"question": QUESTION}, context=ctx)
     fired = 0
     for step in out["trace"]:
