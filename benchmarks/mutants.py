@@ -53,7 +53,9 @@ class Mutant:
 
     @property
     def key(self) -> str:
-        return f"{self.file}:{self.line}: {self.before} -> {self.after}"
+        """One line: where, and the text before and after (whitespace runs as one space)."""
+        return (f"{self.file}:{self.line}: {' '.join(self.before.split())} -> "
+                f"{' '.join(self.after.split())}")
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -246,8 +248,9 @@ def main() -> int:
              f"{killed / max(len(counted), 1):.1%} [{low:.1%}, {high:.1%}]** "
              f"({len(equivalent)} reviewed as equivalent and left out; goal 90%).", "",
              "| survivor | operator | tests run | review |", "|---|---|---|---|"]
-    lines += [f"| `{r['key']}` | {r['operator']} | {r['tests']} | {r['review'] or 'unreviewed'} |"
-              for r in rows if r["outcome"].startswith("survived")]
+    survivors = [r for r in rows if r["outcome"].startswith("survived")]
+    lines += [f"| `{r['key'].replace('|', '¦')}` | {r['operator']} | {r['tests']} | "
+              f"{r['review'] or 'unreviewed'} |" for r in survivors]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     out = args.out.with_name(f"{args.out.name}-seed{args.seed}")
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
