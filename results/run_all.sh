@@ -252,3 +252,18 @@ activerag eval --dataset demo --methods none,single,flare --n 48 --concurrency 4
   --run runs/demo-llama05b-new-exemplars-docs
 python results/exemplar_copies.py runs/demo-llama05b-old-exemplars \
   runs/demo-llama05b-new-exemplars-docs --out results/exemplar-copies.md
+# Issue #37: the 1.5B reader on llama.cpp, the same questions and settings (4 slots), at the
+# commit that scores IRCoT and Adaptive-RAG by their authors' rule; results/tables_15b.py puts
+# each table beside the default model's (results/models-side-by-side.md).
+activerag serve --engine llama.cpp --model qwen2.5-coder-1.5b --parallel 4
+URL15=http://127.0.0.1:8785/v1
+activerag eval --dataset demo --store runs/demo-store --max-answer-tokens 128 --concurrency 4 \
+  --n 48 --methods flare,single,none,flare_combined --run runs/demo-n48-15b --base-url $URL15
+# the 2Wiki main table: the three methods side by side (flare 2 at a time, the others 1), so
+# that a run stopped early leaves the same first questions done by all three
+for spec in flare:2 single:1 none:1; do
+  activerag eval --dataset 2wiki "${COMMON[@]}" --n 200 --concurrency "${spec#*:}" --cache \
+    --methods "${spec%%:*}" --run "runs/2wiki-main-n200-15b-${spec%%:*}" --base-url $URL15 &
+done
+wait
+python results/tables_15b.py

@@ -1,0 +1,80 @@
+"""Issue #37's tables with the 1.5B reader on llama.cpp, and each beside the default model's.
+
+Run from the repository root after results/run_all.sh's 1.5B section (runs/ holds the run
+folders); a run that is missing is skipped and said so:
+
+    python results/tables_15b.py
+"""
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from merging import OUT, RUNS, merged_table
+
+MAIN_PARTS = {f"2wiki-main-n200-15b-{m}": None for m in ("flare", "single", "none")}
+
+
+def cell(summary: dict[str, Any], key: str) -> str:
+    if key not in summary:
+        return "-"
+    low, high = summary[f"{key}_ci"]
+    return f"{summary[key]:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def p_cell(summary: dict[str, Any], key: str) -> str:
+    p = summary.get("vs_first", {}).get(f"{key}_p")
+    return "-" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def side_by_side(title: str, rows: list[tuple[str, str, dict[str, Any] | None,
+                                              dict[str, Any] | None]], key: str) -> list[str]:
+    """A table of KEY per (label, method): the default model's and the 1.5B's, each with its
+    paired p against the first method of its own run."""
+    lines = [f"### {title}", "",
+             f"| rows | method | 0.5B {key} | p | 1.5B {key} | p |", "|---|---|---|---|---|---|"]
+    for label, name, small, large in rows:
+        s = (small or {}).get(name, {})
+        b = (large or {}).get(name, {})
+        lines.append(f"| {label} | {name} | {cell(s, key)} | {p_cell(s, key)} | "
+                     f"{cell(b, key)} | {p_cell(b, key)} |")
+    return lines + [""]
+
+
+def demo() -> list[str]:
+    run = RUNS / "demo-n48-15b"
+    if not (run / "summary.json").exists():
+        print("skipped demo-n48-15b: no summary in runs/")
+        return []
+    shutil.copy(run / "summary.md", OUT / "demo-n48-15b.md")
+    large = json.loads((run / "summary.json").read_text())
+    (OUT / "demo-n48-15b.json").write_text(json.dumps(large, indent=1))
+    small = json.loads((OUT / "demo-n48.json").read_text())
+    rows = [(group, m, small["groups"].get(group), large["groups"].get(group))
+            for group in ("one-hop", "two-hop") for m in ("flare", "single", "none",
+                                                           "flare_combined")]
+    return side_by_side("The demo set by kind, EM (0.5B: results/demo-n48.md, made before "
+                        "issue #36's exemplar; 1.5B: results/demo-n48-15b.md)", rows, "em")
+
+
+def main_table() -> list[str]:
+    large = merged_table("2wiki-main-n200-15b", "2WikiMultihopQA, the 1.5B reader on llama.cpp",
+                         MAIN_PARTS, ["flare", "single", "none"], only_done="flare")
+    if large is None:
+        return []
+    small = json.loads((OUT / "2wiki-main-n200.json").read_text())["summary"]
+    n = large["flare"]["n"]
+    rows = [("all", m, small, large) for m in ("flare", "single", "none")]
+    return (side_by_side(f"2WikiMultihopQA main table, F1 (0.5B: 200 questions, "
+                         f"results/2wiki-main-n200.md; 1.5B: the first {n} of the same 200)",
+                         rows, "f1")
+            + side_by_side("... and EM", rows, "em"))
+
+
+if __name__ == "__main__":
+    lines = ["# The default model beside the 1.5B reader (issue #37)", "",
+             "p: paired bootstrap against the first method of the same model's run.", "",
+             *demo(), *main_table()]
+    Path(OUT / "models-side-by-side.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
