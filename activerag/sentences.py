@@ -7,8 +7,10 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer, PunktTrainer
+if TYPE_CHECKING:  # nltk's package import loads scipy (seconds): only when a splitter is made
+    from nltk.tokenize.punkt import PunktParameters
 
 _LINE = re.compile(r"[^\n]+")
 # "No." abbreviates "number" only before one ("No. 1"); "So the answer is no." ends a sentence,
@@ -24,6 +26,8 @@ COMMON_ABBREVIATIONS = frozenset(
 
 def train_punkt(texts: Iterable[str]) -> PunktParameters:
     """Learn Punkt parameters (abbreviations, collocations, sentence starters) from raw text."""
+    from nltk.tokenize.punkt import PunktTrainer
+
     trainer = PunktTrainer()
     for text in texts:
         trainer.train(text, finalize=False)
@@ -45,6 +49,8 @@ def save_punkt(params: PunktParameters, path: Path) -> None:
 def load_punkt(path: Path) -> PunktParameters:
     """Read parameters written by save_punkt."""
     data = json.loads(path.read_text())
+    from nltk.tokenize.punkt import PunktParameters
+
     params = PunktParameters()
     params.abbrev_types = set(data["abbrev_types"])
     params.collocations = {tuple(c) for c in data["collocations"]}
@@ -58,6 +64,8 @@ class SentenceSplitter:
     """Split text into sentence spans: Punkt within each line, a line break always ends one."""
 
     def __init__(self, params: PunktParameters | None = None) -> None:
+        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
         params = params or PunktParameters()
         params.abbrev_types |= COMMON_ABBREVIATIONS
         self._punkt = PunktSentenceTokenizer(params)
