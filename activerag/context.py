@@ -101,9 +101,10 @@ class ServingContext:
     exemplar_retrieval: bool | None = None
     """Give each exemplar the documents retrieved with its own question (Table 7, Appendix B).
     None: on for the paper's 2WikiMultihopQA exemplars (prompt_set "paper"), off otherwise."""
-    prompt_set: Literal["default", "paper", "paper-strategyqa", "paper-asqa"] = "default"
+    prompt_set: Literal["default", "paper", "paper-strategyqa", "paper-asqa", "none"] = "default"
     """Exemplars: the library's own, or the paper's for 2Wiki, StrategyQA or ASQA (read from
-    $ACTIVERAG_DATA at run time, never copied)."""
+    $ACTIVERAG_DATA at run time, never copied); none: the library's instruction alone, zero-shot
+    (as LangChain's FlareChain prompts; self-ask, defined by its exemplars, refuses it)."""
     base_url: str = _env("ACTIVERAG_BASE_URL", f"http://127.0.0.1:{DEFAULT_MODEL.port}/v1")
     """OpenAI-compatible (vLLM) endpoint (default: where `activerag serve` serves the default
     model)."""

@@ -95,7 +95,7 @@ class IRCoTContext(FlareContext):
         if self.ircot_distractors not in (1, 2, 3):
             raise refuse("ircot_distractors", "be 1, 2 or 3 (the paper's exemplar files)",
                          self.ircot_distractors)
-        if self.prompt_set not in ("default", "paper"):
+        if self.prompt_set not in ("default", "paper", "none"):
             raise SettingError(
                 f"IRCoT has the paper's exemplars for 2WikiMultihopQA, HotpotQA, MuSiQue and "
                 f"IIRC (prompt_set 'paper' with ircot_exemplars), none for prompt_set "

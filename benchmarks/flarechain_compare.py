@@ -1,6 +1,11 @@
 """activerag's FLARE next to LangChain's FlareChain: same server, retriever and questions.
 
     python benchmarks/flarechain_compare.py --store STORE --n 50 --out results/flarechain
+        [--prompts paper|default|none]   # ours: the paper's exemplars (default), the
+                                         # library's, or none (zero-shot, as FlareChain)
+
+The server is ACTIVERAG_BASE_URL's (vLLM or llama-server: FlareChain's chat requests with
+logprobs are served by both).
 
 Both run one question at a time against the same vLLM server and the same BM25 retriever
 (k=2). FlareChain needs a chat model with logprobs (`ChatOpenAI(logprobs=True)`, which vLLM's
@@ -105,6 +110,9 @@ def main() -> None:
     p.add_argument("--dataset", default="2wiki")
     p.add_argument("--n", type=int, default=50)
     p.add_argument("--out", default="results/flarechain")
+    p.add_argument("--prompts", default="paper", choices=["paper", "default", "none"],
+                   help="our FLARE's exemplars (none: zero-shot, comparable with FlareChain's "
+                        "prompts, which send none)")
     args = p.parse_args()
     settings = Settings.from_env()
     from activerag.serving.lm import VLLMClient
@@ -112,7 +120,7 @@ def main() -> None:
     model = VLLMClient(settings.url).model
     retriever = Corpus(Path(args.store)).retriever("bm25", k=2)
     chains = {name: flarechain(settings.url, model, retriever, name) for name in PROMPTS}
-    ctx = FlareContext(base_url=settings.url, store_dir=args.store, prompt_set="paper",
+    ctx = FlareContext(base_url=settings.url, store_dir=args.store, prompt_set=args.prompts,
                        max_answer_tokens=128)
     ours: list[dict] = []
     theirs: dict[str, list[dict]] = {name: [] for name in PROMPTS}
@@ -137,7 +145,8 @@ def main() -> None:
             k: paired_bootstrap_p([r[k] for r in ours], [r[k] for r in theirs[name]])
             for k in keys}
     lines = [f"### activerag FLARE vs LangChain FlareChain: {args.dataset}, n={len(ours)}, "
-             f"model {model}, BM25 k=2, one question at a time (means with 95% bootstrap "
+             f"model {model}, our exemplars {args.prompts}, BM25 k=2, one question at a time "
+             "(means with 95% bootstrap "
              "intervals; p: paired bootstrap test; FlareChain with its own response prompt and "
              "with ANSWER_PROMPT; empty: share of responses with no text)", "",
              "| per question | activerag | " + " | ".join(

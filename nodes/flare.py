@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, Literal, TypeAlias
 
 from langchain_core.documents import Document
@@ -53,14 +54,17 @@ def task_for(ctx: ServingContext, kind: TaskKind = "cot") -> Task:
     """The run's task and exemplars: the library's own or the paper's (without documents)."""
     if ctx.prompt_set == "default":
         return COT_TASK if kind == "cot" else SELF_ASK_TASK
+    if ctx.prompt_set == "none" and kind == "cot":
+        return replace(COT_TASK, exemplars=())
     from activerag.nodes.prompts import paper_task
 
     if ctx.prompt_set == "paper":
         return paper_task(kind)
     if kind == "self_ask":
         raise ActiveRagError(
-            f"self-ask has exemplars for 2WikiMultihopQA only (the paper's Prompt 3), not for "
-            f"prompt_set={ctx.prompt_set!r}; use --prompts paper or default for self_ask"
+            f"self-ask has exemplars for 2WikiMultihopQA only (the paper's Prompt 3) and is "
+            f"nothing without them, not for prompt_set={ctx.prompt_set!r}; use --prompts paper "
+            "or default for self_ask"
         )
     return paper_task("strategyqa" if ctx.prompt_set == "paper-strategyqa" else "asqa")
 

@@ -44,7 +44,9 @@ IRCoTNode: TypeAlias = Node[IRCoTState, IRCoTContext]
 
 
 def task_for(ctx: IRCoTContext) -> Task:
-    """The run's exemplars, at most ircot_shots: the library's own, or the paper's."""
+    """The run's exemplars, at most ircot_shots: the library's own, the paper's, or none."""
+    if ctx.prompt_set == "none":
+        return replace(IRCOT_TASK, exemplars=())
     task = IRCOT_TASK if ctx.prompt_set == "default" else ircot_paper_task(
         ctx.ircot_exemplars, ctx.ircot_distractors)
     return replace(task, exemplars=task.exemplars[:ctx.ircot_shots])

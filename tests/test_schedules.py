@@ -16,6 +16,7 @@ from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
+from activerag.testing import memory_retriever
 from activerag.testing.scripted import EOS, ScriptedLM, ends, last_turn, sentence
 
 QUESTION = "Where was Alpha Beta born?"
@@ -338,3 +339,22 @@ async def test_the_window_after_a_search_may_end_inside_the_answer():
     # the 8-token ban window ran out in the middle of the name; the answer goes on after it
     assert out["answer"] == "Alpha was born in Kelmor. So the answer is Edward L. Cahn."
     assert len(lm.prompts) == 3
+
+
+async def test_prompt_set_none_sends_the_instruction_without_exemplars():
+    """Zero-shot (issue #37's comparison with FlareChain, which sends no exemplars): the
+    prompt holds the library's instruction and the question, none of its exemplars."""
+    from activerag.nodes.prompts import COT_EXEMPLARS
+
+    lm = ScriptedLM([ends("So the answer is Gepu.")])
+    graph = build_single_graph(lm=lm, retriever=memory_retriever({"A": "Alpha was born in Gepu."}),
+                               splitter=SentenceSplitter())
+    await graph.ainvoke({"question": "Where was Alpha born?"},
+                        context=FlareContext(prompt_set="none"))
+    assert "Where was Alpha born?" in lm.prompts[0]
+    assert all(e.question not in lm.prompts[0] for e in COT_EXEMPLARS)
+    lm = ScriptedLM([ends("So the answer is Gepu.")])
+    graph = build_single_graph(lm=lm, retriever=memory_retriever({"A": "Alpha was born in Gepu."}),
+                               splitter=SentenceSplitter())
+    await graph.ainvoke({"question": "Where was Alpha born?"}, context=FlareContext())
+    assert any(e.question in lm.prompts[0] for e in COT_EXEMPLARS)
