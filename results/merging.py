@@ -13,10 +13,11 @@ RUNS, OUT = Path("runs"), Path("results")
 
 def merged_table(out: str, title: str, parts: dict[str, list[str] | dict[str, str] | None],
                  order: list[str], only_done: str | None = None,
-                 columns: tuple[str, ...] | None = None) -> dict | None:
+                 columns: tuple[str, ...] | None = None, common: bool = False) -> dict | None:
     """One table from the rows of several runs (run folder: its methods to take, a dict: those
     methods under new labels, None: all), on the questions every run finished (ONLY_DONE:
-    those the run of that method finished), with paired p-values against the first method."""
+    those the run of that method finished; COMMON: those every method of ORDER finished, for
+    runs stopped early), with paired p-values against the first method."""
     if not all((RUNS / name / "examples.jsonl").exists() for name in parts):
         print(f"skipped {out}: a run is missing")
         return None
@@ -25,6 +26,10 @@ def merged_table(out: str, title: str, parts: dict[str, list[str] | dict[str, st
             if keep is None or r["method"] in keep]
     if only_done:
         ids = {r["id"] for r in rows if r["method"] == only_done}
+        rows = [r for r in rows if r["id"] in ids]
+    if common:
+        done = [{r["id"] for r in rows if r["method"] == m} for m in order]
+        ids = set.intersection(*done) if done else set()
         rows = [r for r in rows if r["id"] in ids]
     order = [m for m in order if any(r["method"] == m for r in rows)]
     summary = summarise_methods(rows, order)
