@@ -12,7 +12,6 @@ AnswerRule = Literal["empty", "whole"]
 it scores 0 (FLARE's code and most others'). "whole": the output itself, its first line less
 enclosing quotes and one final period (IRCoT's and Adaptive-RAG's code: their answer
 extractor's `match_all_on_failure: true`, `remove_last_fullstop: true`)."""
-ANSWER_RULES: tuple[AnswerRule, ...] = ("empty", "whole")
 
 # The paper's answer sentence ("So the answer is X.", self-ask's "So the final answer is: X."):
 # the answer runs to the end of its line, so "Edward L. Cahn." and "St. Louis" stay whole.

@@ -40,6 +40,7 @@ import httpx
 from activerag.cli import main as cli
 from activerag.demo import DEMO_CORPUS
 from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+from activerag.evaluation.summaries import summarise
 from activerag.nodes.prompts import render
 from activerag.serving import server
 from activerag.serving.catalogue import catalogue_model
@@ -175,9 +176,8 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]
             rate = found["flare"]["retrieval_rate"]
             ratio = found["flare"]["s_per_question"] / found["single"]["s_per_question"]
             goal = 1.2 * (1 + rate)
-            rows = found["flare"]["rows"].values()
-            per_kept = (sum(r_["generated_tokens"] for r_ in rows)
-                        / max(sum(r_["answer_tokens"] for r_ in rows), 1))
+            per_kept = summarise(list(found["flare"]["rows"].values()))[
+                "generated_per_kept_token"]
             kept_goal = 1 + rate + 0.1
             ratios.append(f"- {r['model']} on {r['engine']}, concurrency {level}: FLARE's wall "
                           f"time {ratio:.2f}x single's at retrieval rate {rate:.2f}; goal "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import fields, is_dataclass
 from types import NoneType, UnionType
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
@@ -118,7 +118,3 @@ def settable(ctx: ServingContext) -> list[str]:
     from activerag.cli.flags import FLAGS
 
     return sorted({f.field for f in FLAGS if type(ctx) in f.contexts} - {"base_url"})
-
-
-def with_value(ctx: Any, name: str, value: Any) -> Any:
-    return replace(ctx, **{name: value})

@@ -133,31 +133,29 @@ def base_context(name: str, url: str, store: str, *_: Any) -> Any:
 def run(b: Backend, graph: Any, ctx: Any) -> str:
     b.requests.clear()
     state: dict[str, Any] = {"question": QUESTION}
-    if METHODS_NEEDING_CONTEXT.get(graph):
+    if graph in LONG_CONTEXT_GRAPHS:
         state["context"] = CONTEXT
     out = asyncio.run(graph.ainvoke(state, context=ctx))
     return shown(list(b.requests), out)
 
 
-METHODS_NEEDING_CONTEXT = {m.graph: True for m in METHODS.values() if m.family == "FB-RAG"}
+LONG_CONTEXT_GRAPHS = {m.graph for m in METHODS.values() if m.family == "FB-RAG"}
+"""The graphs whose question comes with its own long context (FB-RAG's)."""
 RUNNABLE = [name for name in METHODS if name not in SKIPPED]
 
 
-def observe(world: Any, name: str) -> tuple[Any, Any, str, set[str]]:
-    b = world[0]
-    graph, ctx = base_context(*[name, *world[1:]])
+def read_by(world: Any, name: str) -> list[str]:
+    """The settable fields method NAME reads in a default run."""
+    graph, ctx = base_context(name, *world[1:])
     reads: set[str] = set()
-    first = run(b, graph, tracked(ctx, reads))
-    return graph, ctx, first, reads
+    run(world[0], graph, tracked(ctx, reads))
+    return sorted(reads & set(settable(ctx)))
 
 
 @pytest.fixture(scope="module")
 def read_now(world):  # type: ignore[no-untyped-def]
     """The settable fields each runnable method reads in its default run."""
-    found = {}
-    for name in RUNNABLE:
-        _, ctx, _, reads = observe(world, name)
-        found[name] = sorted(reads & set(settable(ctx)))
+    found = {name: read_by(world, name) for name in RUNNABLE}
     if os.environ.get("ACTIVERAG_UPDATE_SETTINGS_READ"):
         READ_FILE.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
     return found
@@ -176,7 +174,7 @@ def test_each_method_reads_the_settings_it_read_when_last_reviewed(read_now):
 @pytest.mark.parametrize("name", RUNNABLE)
 def test_every_setting_a_method_reads_changes_what_its_run_shows(world, read_now, name):
     b = world[0]
-    graph, ctx, _, _ = observe(world, name)
+    graph, ctx = base_context(name, *world[1:])
     gated = {k: v for k, v in GATE_COMPANIONS.items() if k in read_now[name]}
     ctx = replace(ctx, **gated)
     assert run(b, graph, ctx) == run(b, graph, ctx), f"{name}: two runs differ; the test " \
