@@ -189,3 +189,18 @@ def postgres_url() -> Iterator[str]:
             yield url
     except PostgresMissing as exc:
         pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _lm_cache_left_off() -> Iterator[None]:
+    """Fail a test that leaves the LM cache (activerag.serving.cache) on, and turn it off: the
+    tests after it would be answered from the cache without asking their servers."""
+    yield
+    import sys
+
+    cache = sys.modules.get("activerag.serving.cache")
+    if cache is not None and cache.state() != (None, None):
+        left = cache.state()
+        cache.restore((None, None))
+        pytest.fail(f"this test left the LM cache on ({left}); turn it off before it ends "
+                    "(cache.restore((None, None)), or monkeypatch the module's state)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from typing import Any
 
 from activerag.cli.commands import eval_methods, ingest, longctx_build, serve, sweep
 from activerag.cli.flags import (
@@ -222,6 +223,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `activerag` command."""
     args = parser().parse_args(argv)
+    cached = _lm_cache_state()
     try:
         if args.command in ("ask", "eval") and not getattr(args, "rescore", None):
             check_methods(args)
@@ -230,3 +232,18 @@ def main(argv: list[str] | None = None) -> int:
     except ActiveRagError as exc:
         print(f"activerag: error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        _lm_cache_state(cached)
+
+
+def _lm_cache_state(restore: tuple[Any, Any] | None = None) -> tuple[Any, Any]:
+    """The LM cache's state (activerag.serving.cache), or RESTORE put back: --cache and
+    --cache-samples hold for the command that gives them, so that main() called in-process (a
+    notebook, a test) leaves the graphs run after it uncached. The module is not imported for
+    this (a command that never loads it changed nothing)."""
+    cache = sys.modules.get("activerag.serving.cache")
+    if cache is None:
+        return (None, None)
+    if restore is not None:
+        cache.restore(restore)
+    return cache.state()  # type: ignore[no-any-return]

@@ -55,6 +55,17 @@ def samples_active() -> Path | None:
     return _samples or _active
 
 
+def state() -> tuple[Path | None, Path | None]:
+    """What `enable` and `enable_samples` turned on, for `restore`."""
+    return _active, _samples
+
+
+def restore(saved: tuple[Path | None, Path | None]) -> None:
+    """Put back a `state()`: the cache as it was before a command turned it on."""
+    global _active, _samples
+    _active, _samples = saved
+
+
 class _Table:
     """One SQLite table of JSON values by key, safe to share between threads and processes
     (write-ahead log: readers never wait for a writer, writers wait up to TIMEOUT seconds)."""
