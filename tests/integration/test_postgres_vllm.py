@@ -41,7 +41,8 @@ def test_a_worker_killed_mid_run_leaves_its_questions_to_the_other(
     b = worker(replica_url, demo_store, postgres_url)
     mine = f":{a.pid}:"
     deadline = time.monotonic() + 600
-    while True:  # until a has finished a question and holds another
+    held: list[str] = []
+    while not held:  # until a, frozen, has finished a question and holds another unstored
         assert a.poll() is None, f"worker a ended before it was killed: {a.stderr.read()}"
         assert time.monotonic() < deadline, "worker a finished no question within 600 s"
         time.sleep(0.5)
@@ -49,10 +50,15 @@ def test_a_worker_killed_mid_run_leaves_its_questions_to_the_other(
             rows = claims(postgres_url)
         except psycopg.errors.UndefinedTable:  # not made yet
             continue
-        done = [r for r in rows if r[3] and mine in (r[4] or "")]
-        held = [r[0] for r in rows if not r[3] and mine in (r[1] or "") and r[5]]
-        if done and held:
-            break
+        if not any(r[3] and mine in (r[4] or "") for r in rows):
+            continue
+        # Frozen, a can neither store nor give up what it holds: what is held now is what the
+        # kill leaves behind (a question finished between a poll and the kill is not).
+        os.kill(a.pid, signal.SIGSTOP)
+        held = [r[0] for r in claims(postgres_url)
+                if not r[3] and mine in (r[1] or "") and r[5]]
+        if not held:
+            os.kill(a.pid, signal.SIGCONT)
     os.kill(a.pid, signal.SIGKILL)
     a.wait()
     out, err = b.communicate(timeout=900)
@@ -63,6 +69,7 @@ def test_a_worker_killed_mid_run_leaves_its_questions_to_the_other(
     assert ids == sorted(set(ids))  # one row per question: duplicated 0
     retaken = [r for r in rows if r[2] >= 2]  # claimed again after a's lease ran out
     assert retaken and all(mine not in r[4] for r in retaken), rows
+    assert set(held) <= {r[0] for r in retaken}, (held, rows)  # what a held, b answered
     assert any(mine in (r[4] or "") for r in rows)  # a's finished rows were kept
     assert f"| flare | {N} |" in out
     with psycopg.connect(postgres_url, autocommit=True) as db:
