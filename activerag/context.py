@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import math
 import os
+import sys
 import textwrap
 from dataclasses import dataclass, fields
+from pathlib import Path
 from types import MappingProxyType
 from typing import Literal, TypeVar
 
@@ -61,18 +64,35 @@ def within_deployment(ctx: ServingContext) -> None:
         check_folder(name, getattr(ctx, name))
 
 
-def _attribute_docs(cls: type) -> dict[str, str]:
-    """The docstrings written under the annotated attributes of CLS's own body."""
+@functools.cache
+def _module_attribute_docs(path: str) -> dict[str, dict[str, str]]:
+    """For each top-level class of the module at PATH, the docstrings written under its
+    annotated attributes (the module is parsed once, however many classes it documents)."""
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    except (OSError, TypeError):
+        tree = ast.parse(Path(path).read_text())
+    except (OSError, SyntaxError):
         return {}
-    body = tree.body[0].body if isinstance(tree.body[0], ast.ClassDef) else []
+    return {cls.name: _class_docs(cls) for cls in tree.body if isinstance(cls, ast.ClassDef)}
+
+
+def _class_docs(cls: ast.ClassDef) -> dict[str, str]:
     return {stmt.target.id: " ".join(doc.value.value.split())
-            for stmt, doc in zip(body, body[1:], strict=False)
+            for stmt, doc in zip(cls.body, cls.body[1:], strict=False)
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
             and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
             and isinstance(doc.value.value, str)}
+
+
+def _attribute_docs(cls: type) -> dict[str, str]:
+    """The docstrings written under the annotated attributes of CLS's own body."""
+    path = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    if path and cls.__qualname__ == cls.__name__:  # a module's own class
+        return _module_attribute_docs(path).get(cls.__name__, {})
+    try:  # a class made in a function: its own source
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError):
+        return {}
+    return _class_docs(tree.body[0]) if isinstance(tree.body[0], ast.ClassDef) else {}
 
 
 def documented(cls: C) -> C:

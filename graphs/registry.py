@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import partial
@@ -25,20 +26,6 @@ from activerag.context_after_flare import (
     SeakrContext,
 )
 from activerag.errors import ActiveRagError
-from activerag.graphs import (
-    adaptive_rag,
-    app,
-    fb_rag,
-    flare,
-    flare_instruct,
-    gated,
-    ircot,
-    previous,
-    replug,
-    seakr,
-    self_ask,
-    single,
-)
 
 Family = Literal["FLARE", "REPLUG", "FB-RAG", "Adaptive-RAG", "SeaKR-lite", "IRCoT",
                  "uncertainty gates", "app"]
@@ -64,14 +51,31 @@ FAMILIES: dict[Family, str] = {
 """Each family in one line, in the order the methods are listed."""
 
 
+def _load(ref: str) -> Any:
+    """The object a "module:attribute" reference names, imported on first use (a module
+    without a package: one of activerag.graphs)."""
+    module, _, attribute = ref.partition(":")
+    module = module if "." in module else f"activerag.graphs.{module}"
+    found = getattr(importlib.import_module(module), attribute)
+    _OWN.add(id(found))
+    return found
+
+
+_OWN: set[int] = set()
+"""The ids of the registry's own graphs loaded so far (see Method.own)."""
+
+
 @dataclass(frozen=True)
 class Method:
     """One method: its graph, the context type it runs under, and the settings that make it
-    this method rather than another of the same graph."""
+    this method rather than another of the same graph. The registry's rows name their graph
+    and builder as "module:attribute", imported when first asked for: listing the methods
+    (the CLI's help, the README table) compiles no graph."""
 
     name: str
-    graph: Any
-    """The compiled module-level graph (the one langgraph.json serves)."""
+    graph_at: Any
+    """The compiled module-level graph (the one langgraph.json serves), or where it is
+    ("flare:graph": activerag.graphs.flare's `graph`)."""
     context: type[ServingContext]
     """The context class its runs get (AppContext and FlareContext are told apart exactly)."""
     overrides: dict[str, Any] = field(hash=False)
@@ -79,8 +83,8 @@ class Method:
     family: Family
     summary: str
     """What it does, in one line of Markdown."""
-    build: Callable[..., Any] | None = None
-    """The graph's builder with this graph's own arguments: `build(lm=...)` swaps a part."""
+    build_at: Any = None
+    """The graph's builder, or where it is; `build` gives it with BUILD_ARGS bound."""
     needs: frozenset[str] | None = None
     """The server abilities its requests need (names of activerag.serving.probe.ABILITIES;
     top_logprobs_K: K alternatives per token; light.NAME: FB-RAG's light sampler's); None:
@@ -88,128 +92,148 @@ class Method:
     answer_rule: AnswerRule | None = None
     """How its answers are scored when they hold no "answer is" (activerag.answers.AnswerRule),
     as its authors' code scores them; None: its family's (ANSWER_RULES)."""
+    build_args: dict[str, Any] = field(default_factory=dict, hash=False)
+    """The builder's own arguments for this graph (previous_window: unit "window")."""
+
+    @property
+    def graph(self) -> Any:
+        """The compiled graph."""
+        return _load(self.graph_at) if isinstance(self.graph_at, str) else self.graph_at
+
+    @property
+    def build(self) -> Callable[..., Any] | None:
+        """The graph's builder with this graph's own arguments: `build(lm=...)` swaps a part."""
+        found = _load(self.build_at) if isinstance(self.build_at, str) else self.build_at
+        return partial(found, **self.build_args) if found and self.build_args else found
+
+    @property
+    def own(self) -> bool:
+        """Whether its graph is one of the registry's, which make their LM clients from the
+        run's context (a graph built with its own LM, as a test's, is not)."""
+        return isinstance(self.graph_at, str) or id(self.graph_at) in _OWN
 
 
 _F, _R = FlareContext, ReplugContext  # short names for the table below
 _METHODS = [
-    Method("none", single.no_retrieval_graph, _F, {}, "FLARE", "never retrieves",
-           partial(single.build_single_graph, retrieval=False)),
-    Method("single", single.single_graph, _F, {}, "FLARE",
+    Method("none", "single:no_retrieval_graph", _F, {}, "FLARE", "never retrieves",
+           "single:build_single_graph", build_args={"retrieval": False}),
+    Method("single", "single:single_graph", _F, {}, "FLARE",
            "retrieves once, before generating, with the question x (§2.2)",
-           single.build_single_graph),
-    Method("previous_window", previous.previous_window_graph, _F, {}, "FLARE",
+           "single:build_single_graph"),
+    Method("previous_window", "previous:previous_window_graph", _F, {}, "FLARE",
            f"retrieves every l tokens (`window_tokens`, {_F.window_tokens}) with the previous "
            "window, or the last N / all tokens (`query_tokens`, Table 4)",
-           partial(previous.build_previous_graph, unit="window")),
-    Method("previous_sentence", previous.previous_sentence_graph, _F, {}, "FLARE",
+           "previous:build_previous_graph", build_args={"unit": "window"}),
+    Method("previous_sentence", "previous:previous_sentence_graph", _F, {}, "FLARE",
            "retrieves every sentence (IRCoT-style) with the previous sentence",
-           partial(previous.build_previous_graph, unit="sentence")),
-    Method("next_sentence", flare.next_sentence_graph, _F, {}, "FLARE",
+           "previous:build_previous_graph", build_args={"unit": "sentence"}),
+    Method("next_sentence", "flare:next_sentence_graph", _F, {}, "FLARE",
            'retrieves every sentence (Table 3, "Next") with the whole draft of the next '
-           "sentence", flare.build_next_sentence_graph),
-    Method("self_ask", self_ask.self_ask_graph, _F, {}, "FLARE",
+           "sentence", "flare:build_next_sentence_graph"),
+    Method("self_ask", "self_ask:self_ask_graph", _F, {}, "FLARE",
            "retrieves at each generated `Follow up:` with the follow-up question (Prompt 3)",
-           self_ask.build_self_ask_graph),
-    Method("flare", flare.graph, _F, {}, "FLARE",
+           "self_ask:build_self_ask_graph"),
+    Method("flare", "flare:graph", _F, {}, "FLARE",
            "retrieves when a draft token has p < θ, with the draft with tokens below β masked "
-           "(§3.2.2)", flare.build_flare_graph),
-    Method("flare_explicit", flare.graph, _F, {"query_formulation": "explicit"}, "FLARE",
+           "(§3.2.2)", "flare:build_flare_graph"),
+    Method("flare_explicit", "flare:graph", _F, {"query_formulation": "explicit"}, "FLARE",
            "retrieves when a draft token has p < θ, with one generated question per span "
-           "below β, rankings interleaved", flare.build_flare_graph),
-    Method("flare_combined", flare.graph, _F, {"combine_retrieval": True}, "FLARE",
+           "below β, rankings interleaved", "flare:build_flare_graph"),
+    Method("flare_combined", "flare:graph", _F, {"combine_retrieval": True}, "FLARE",
            "as `flare`, and every step also sees the question's documents (Table 9)",
-           flare.build_flare_graph),
-    Method("flare_instruct", flare_instruct.instruct_graph, _F, {}, "FLARE",
+           "flare:build_flare_graph"),
+    Method("flare_instruct", "flare_instruct:instruct_graph", _F, {}, "FLARE",
            "retrieves when the LM writes `[Search(query)]`, with that query; "
            f'"[" gets +{_F.search_bias}, then is banned for {_F.search_ban_tokens} tokens '
-           "(Appendix A)", flare_instruct.build_instruct_graph),
-    Method("flare_replug", replug.flare_replug_graph, _F, {}, "REPLUG",
+           "(Appendix A)", "flare_instruct:build_instruct_graph"),
+    Method("flare_replug", "replug:flare_replug_graph", _F, {}, "REPLUG",
            "FLARE's gate and queries; REPLUG's ensemble writes the regenerated sentence",
-           replug.build_flare_replug_graph),
+           "replug:build_flare_replug_graph"),
     # its ensemble is the run's (`--ensemble`), so that one flag picks any of the four
-    Method("replug", replug.graph, _R, {}, "REPLUG",
+    Method("replug", "replug:graph", _R, {}, "REPLUG",
            f"k = {_R.k} documents ensembled by Eq. 2 as `ensemble` says (default "
            f"`{_R.ensemble}`: each looking ahead {_R.lookahead} greedy tokens)",
-           replug.build_replug_graph),
-    Method("replug_token", replug.graph, _R, {"ensemble": "token"}, "REPLUG",
+           "replug:build_replug_graph"),
+    Method("replug_token", "replug:graph", _R, {"ensemble": "token"}, "REPLUG",
            "Eq. 2 as written: every document gives one token per position",
-           replug.build_replug_graph),
-    Method("replug_vote", replug.graph, _R, {"ensemble": "vote"}, "REPLUG",
+           "replug:build_replug_graph"),
+    Method("replug_vote", "replug:graph", _R, {"ensemble": "vote"}, "REPLUG",
            "the released code's answer-level vote over the documents' greedy answers",
-           replug.build_replug_graph),
-    Method("replug_rescore", replug.graph, _R, {"ensemble": "rescore"}, "REPLUG",
+           "replug:build_replug_graph"),
+    Method("replug_rescore", "replug:graph", _R, {"ensemble": "rescore"}, "REPLUG",
            "Eq. 2 applied exactly to the documents' answers, each echo-scored under every "
-           "document", replug.build_replug_graph),
-    Method("single_k1", single.single_graph, _F, {"k": 1}, "REPLUG",
-           "REPLUG's Table 3 baseline: the top document alone", single.build_single_graph),
-    Method("single_k10", single.single_graph, _F, {"k": 10}, "REPLUG",
+           "document", "replug:build_replug_graph"),
+    Method("single_k1", "single:single_graph", _F, {"k": 1}, "REPLUG",
+           "REPLUG's Table 3 baseline: the top document alone", "single:build_single_graph"),
+    Method("single_k10", "single:single_graph", _F, {"k": 10}, "REPLUG",
            "REPLUG's Table 3 baseline: k = 10 documents concatenated",
-           single.build_single_graph),
-    Method("fb_rag", fb_rag.graph, FBRagContext, {}, "FB-RAG",
+           "single:build_single_graph"),
+    Method("fb_rag", "fb_rag:graph", FBRagContext, {}, "FB-RAG",
            "Ours-F: the light LM's samples rank the chunks; the strong LM reads the best",
-           fb_rag.build_fb_rag_graph),
-    Method("fb_rag_fb", fb_rag.graph, FBRagContext, {"eta_b": 0.5, "eta_f": 0.5}, "FB-RAG",
-           "Ours-FB: η_B = η_F = 0.5", fb_rag.build_fb_rag_graph),
-    Method("long_context", fb_rag.long_context_graph, FBRagContext, {}, "FB-RAG",
-           "reads the whole context", partial(fb_rag.build_baseline_graph, "long_context")),
-    Method("vanilla_rag", fb_rag.vanilla_rag_graph, FBRagContext, {}, "FB-RAG",
+           "fb_rag:build_fb_rag_graph"),
+    Method("fb_rag_fb", "fb_rag:graph", FBRagContext, {"eta_b": 0.5, "eta_f": 0.5}, "FB-RAG",
+           "Ours-FB: η_B = η_F = 0.5", "fb_rag:build_fb_rag_graph"),
+    Method("long_context", "fb_rag:long_context_graph", FBRagContext, {}, "FB-RAG",
+           "reads the whole context", "fb_rag:build_baseline_graph",
+           build_args={"kind": "long_context"}),
+    Method("vanilla_rag", "fb_rag:vanilla_rag_graph", FBRagContext, {}, "FB-RAG",
            "reads the question's best chunks, best first",
-           partial(fb_rag.build_baseline_graph, "vanilla_rag")),
-    Method("op_rag", fb_rag.op_rag_graph, FBRagContext, {}, "FB-RAG",
+           "fb_rag:build_baseline_graph", build_args={"kind": "vanilla_rag"}),
+    Method("op_rag", "fb_rag:op_rag_graph", FBRagContext, {}, "FB-RAG",
            "reads the question's best chunks in the context's order",
-           partial(fb_rag.build_baseline_graph, "op_rag")),
-    Method("self_route", fb_rag.self_route_graph, FBRagContext, {}, "FB-RAG",
+           "fb_rag:build_baseline_graph", build_args={"kind": "op_rag"}),
+    Method("self_route", "fb_rag:self_route_graph", FBRagContext, {}, "FB-RAG",
            'OP-RAG whose reader may answer "unanswerable", then the whole context',
-           partial(fb_rag.build_baseline_graph, "self_route")),
-    Method("adaptive_rag", adaptive_rag.graph, AdaptiveContext, {}, "Adaptive-RAG",
+           "fb_rag:build_baseline_graph", build_args={"kind": "self_route"}),
+    Method("adaptive_rag", "adaptive_rag:graph", AdaptiveContext, {}, "Adaptive-RAG",
            "a router trained here (`train-router`: logistic regression on the question's MiniLM "
            "embedding) sends it to `none` (A), `single` (B) or the multi-step method (C) (§3.2)",
-           adaptive_rag.build_router_graph),
-    Method("adaptive_rag_prompt", adaptive_rag.prompt_graph, AdaptiveContext, {"router": ""},
+           "adaptive_rag:build_router_graph"),
+    Method("adaptive_rag_prompt", "adaptive_rag:prompt_graph", AdaptiveContext, {"router": ""},
            "Adaptive-RAG", "as `adaptive_rag`, the served LM rating the complexity A/B/C from a "
-           "prompt (C when its reply names none)", adaptive_rag.build_prompt_graph),
-    Method("ircot", ircot.graph, IRCoTContext, {}, "IRCoT",
+           "prompt (C when its reply names none)", "adaptive_rag:build_prompt_graph"),
+    Method("ircot", "ircot:graph", IRCoTContext, {}, "IRCoT",
            "retrieves k paragraphs with the question, then with each chain-of-thought sentence, "
            "adding them to those collected (at most 15) until a sentence says \"answer is\" "
            "(or 10 sentences); a reader answers over them all (§3, IRCoT QA)",
-           ircot.build_ircot_graph),
-    Method("ircot_chain", ircot.graph, IRCoTContext, {"ircot_reader": "none"}, "IRCoT",
+           "ircot:build_ircot_graph"),
+    Method("ircot_chain", "ircot:graph", IRCoTContext, {"ircot_reader": "none"}, "IRCoT",
            "as `ircot`, without the reader: the loop's own chain is the answer",
-           ircot.build_ircot_graph),
-    Method("gate_entropy_mean", gated.gated_graph, GateContext,
+           "ircot:build_ircot_graph"),
+    Method("gate_entropy_mean", "gated:gated_graph", GateContext,
            {"estimator": "entropy_mean"}, "uncertainty gates",
            "answers without documents (as `none`); when that answer's mean token entropy is "
            "above `gate_threshold`, retrieves once with x and answers again (as `single`)",
-           gated.build_gated_graph),
-    Method("gate_entropy_max", gated.gated_graph, GateContext, {"estimator": "entropy_max"},
+           "gated:build_gated_graph"),
+    Method("gate_entropy_max", "gated:gated_graph", GateContext, {"estimator": "entropy_max"},
            "uncertainty gates", "as `gate_entropy_mean`, gated by the answer's max token entropy",
-           gated.build_gated_graph),
-    Method("gate_perplexity", gated.gated_graph, GateContext, {"estimator": "perplexity"},
+           "gated:build_gated_graph"),
+    Method("gate_perplexity", "gated:gated_graph", GateContext, {"estimator": "perplexity"},
            "uncertainty gates", "as `gate_entropy_mean`, gated by the answer's mean negative "
-           "log-probability (log-perplexity)", gated.build_gated_graph),
-    Method("gate_lexsim", gated.gated_graph, GateContext, {"estimator": "lexsim"},
+           "log-probability (log-perplexity)", "gated:build_gated_graph"),
+    Method("gate_lexsim", "gated:gated_graph", GateContext, {"estimator": "lexsim"},
            "uncertainty gates", "as `gate_entropy_mean`, retrieving when `lexsim_samples` "
            "answers sampled in one request agree (ROUGE-L) less than `gate_threshold`",
-           gated.build_gated_graph),
-    Method("flare_etc", gated.etc_graph, EtcContext, {}, "uncertainty gates",
+           "gated:build_gated_graph"),
+    Method("flare_etc", "gated:etc_graph", EtcContext, {}, "uncertainty gates",
            "`flare` with ETC's gate: retrieves from the first word whose smoothed second "
            "difference of entropy is above `etc_threshold`, then continues the sentence from it",
-           gated.build_etc_graph),
-    Method("dragin_lite", gated.dragin_graph, DraginContext, {},
+           "gated:build_etc_graph"),
+    Method("dragin_lite", "gated:dragin_graph", DraginContext, {},
            "uncertainty gates", "`flare` with RIND's entropy of content words as the gate (no "
            "attention), the question plus the draft's most surprising words as the query",
-           gated.build_dragin_graph),
-    Method("flare_seakr", seakr.flare_seakr_graph, SeakrContext, {}, "SeaKR-lite",
+           "gated:build_dragin_graph"),
+    Method("flare_seakr", "seakr:flare_seakr_graph", SeakrContext, {}, "SeaKR-lite",
            "`flare`, each retrieval keeping k of `rerank_pool` (3k) documents: those whose "
            "pseudo-generation has the lowest mean top-20 token entropy",
-           seakr.build_flare_seakr_graph),
-    Method("ircot_seakr", seakr.ircot_seakr_graph, IRCoTSeakrContext, {}, "SeaKR-lite",
+           "seakr:build_flare_seakr_graph"),
+    Method("ircot_seakr", "seakr:ircot_seakr_graph", IRCoTSeakrContext, {}, "SeaKR-lite",
            "`ircot`, each retrieval adding the k of `rerank_pool` (3k) paragraphs under which "
            "the next CoT sentence's pseudo-generation has the lowest mean top-20 token entropy",
-           seakr.build_ircot_seakr_graph),
-    Method("app", app.graph, AppContext, {}, "app",
+           "seakr:build_ircot_seakr_graph"),
+    Method("app", "app:graph", AppContext, {}, "app",
            "FB-RAG for a question with its own long context; else single-time retrieval, then "
-           "FLARE when single's answer is unsure", app.build_app_graph),
+           "FLARE when single's answer is unsure", "app:build_app_graph"),
 ]
 # What each method's requests ask of the server, derived from the nodes' requests: the LM
 # client streams completions with usage (and asks logprobs: 1 unless the server has none and
@@ -247,9 +271,6 @@ _METHODS = [m if m.answer_rule is not None else replace(
     m, answer_rule=ANSWER_RULES.get(m.family, "empty")) for m in _METHODS]
 METHODS: dict[str, Method] = {m.name: m for m in _METHODS}
 """Every method by name, family by family: the one source of "which methods exist"."""
-OWN_GRAPHS = frozenset(id(m.graph) for m in _METHODS)
-"""The graphs above, which make their LM clients from the run's context (by id: one built
-with its own LM, as a test's, is not among them)."""
 # The settings every family shares, carried from the run's FLARE context to REPLUG's.
 _SERVING = [f.name for f in fields(ServingContext) if f.name != "k"]
 

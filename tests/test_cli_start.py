@@ -1,6 +1,6 @@
 """The CLI starts at once (issue #39): building its parser, which every command does first,
 imports no graph, LM client, store or NLTK; only a help that lists the methods imports the
-registry, when it is shown."""
+registry, when it is shown, and the registry names its graphs without compiling them."""
 
 import subprocess
 import sys
@@ -25,3 +25,26 @@ def test_the_methods_are_listed_when_the_help_is_shown():
     help_text = subprocess.run([sys.executable, "-m", "activerag.cli", "ask", "--help"],
                                check=True, capture_output=True, text=True).stdout
     assert "flare_explicit" in help_text and "ACTIVERAG_EVAL_LEASE" in help_text
+
+
+LISTED = """
+import sys
+from activerag.graphs.registry import METHODS, markdown_table
+markdown_table()
+print(sorted(m for m in sys.modules if m.startswith(("activerag.graphs.", "activerag.nodes."))
+             and m != "activerag.graphs.registry"
+             or m.split(".")[0] in ("langgraph", "openai", "nltk", "torch")))
+"""
+
+
+def test_listing_the_methods_compiles_no_graph():
+    out = subprocess.run([sys.executable, "-c", LISTED], check=True, capture_output=True,
+                         text=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_a_method_s_graph_is_compiled_when_first_asked_for():
+    from activerag.graphs import flare
+    from activerag.graphs.registry import METHODS
+
+    assert METHODS["flare"].graph is flare.graph and METHODS["flare"].own

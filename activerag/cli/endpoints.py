@@ -29,10 +29,10 @@ class Endpoint:
 def family(name: str) -> Family:
     """Which LM settings method NAME reads: FB-RAG's, the single LM's, both (the app), or none
     (a graph built with its own LM)."""
-    from activerag.graphs.registry import METHODS, OWN_GRAPHS
+    from activerag.graphs.registry import METHODS
 
     record = METHODS[name]
-    if id(record.graph) not in OWN_GRAPHS:
+    if not record.own:
         return "own"
     if record.context is FBRagContext:
         return "fb"

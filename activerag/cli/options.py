@@ -67,14 +67,16 @@ def flare_context(args: argparse.Namespace, settings: Settings) -> FlareContext:
 
 def method_runs(args: argparse.Namespace, settings: Settings,
                 names: list[str]) -> dict[str, tuple[Any, ServingContext]]:
-    """Each method of NAMES: its graph, and its context as the flags in ARGS set it."""
+    """Each method of NAMES: its graph, and its context as the flags in ARGS set it (only the
+    context classes NAMES run under are built, and only their graphs compiled)."""
     from activerag.graphs.registry import METHODS, method
 
+    classes = {METHODS[name].context for name in names}
     flare = flare_context(args, settings)
-    fb = context(FBRagContext, args, settings)
-    replug = context(ReplugContext, args, settings)
-    app = context(AppContext, args, settings)
-    own = {cls: context(cls, args, settings) for cls in {m.context for m in METHODS.values()}
+    fb = context(FBRagContext, args, settings) if classes & {FBRagContext, AppContext} else None
+    replug = context(ReplugContext, args, settings) if ReplugContext in classes else None
+    app = context(AppContext, args, settings) if AppContext in classes else flare
+    own = {cls: context(cls, args, settings) for cls in classes
            if cls not in (FlareContext, AppContext, FBRagContext, ReplugContext)}
     return {name: method(name, app if METHODS[name].context is AppContext else flare, fb,
                          replug, own) for name in names}
