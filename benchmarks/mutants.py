@@ -26,6 +26,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from breakages import ROOT, check_imports_copy, copy_tree, installed_path
 
@@ -152,23 +153,38 @@ def apply(source: str, m: Mutant) -> str:
     return (data[:a] + m.after.encode() + data[b:]).decode()
 
 
-def who_runs_what(dest: Path, timeout: float, tests: list[str]) -> dict[str, dict[int, set[str]]]:
+def who_runs_what(dest: Path, timeout: float, tests: list[str],
+                  kept: Path | None = None) -> dict[str, dict[int, list[str]]]:
     """For each installed source file in DEST, each line's unit tests (pytest node ids) among
-    TESTS (files or folders)."""
-    rc = dest / ".coveragerc"
-    rc.write_text("[run]\ndynamic_context = test_function\nsource = activerag\n")
-    subprocess.run([sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest",
-                    "-q", "-m", "not integration", "-p", "no:cacheprovider", *tests],
-                   cwd=dest, capture_output=True, timeout=timeout)
+    TESTS (files or folders), those that run fewest lines first (the quick, focused tests: a
+    killed mutant is found sooner). KEPT: the coverage data of an earlier run on the same
+    tree, reused; else it is made, and kept in DEST/.coverage."""
+    if kept is None:
+        rc = dest / ".coveragerc"
+        rc.write_text("[run]\ndynamic_context = test_function\nsource = activerag\n")
+        subprocess.run([sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m",
+                        "pytest", "-q", "-m", "not integration", "-p", "no:cacheprovider",
+                        *tests], cwd=dest, capture_output=True, timeout=timeout)
     from coverage import CoverageData
 
-    data = CoverageData(basename=str(dest / ".coverage"))
+    data = CoverageData(basename=str(kept or dest / ".coverage"))
     data.read()
-    out: dict[str, dict[int, set[str]]] = {}
+    by_file: dict[str, dict[int, set[str]]] = {}
+    footprint: dict[str, int] = {}
     for name in data.measured_files():
-        rel = str(Path(name).resolve().relative_to(dest.resolve()))
+        rel = "activerag/" + name.split("/activerag/", 1)[1]
         by_line = data.contexts_by_lineno(name)
-        out[rel] = {line: {_node_id(c) for c in ctxs if c} for line, ctxs in by_line.items()}
+        by_file[rel] = {line: {_node_id(c) for c in ctxs if c} for line, ctxs in by_line.items()}
+        for ids in by_file[rel].values():
+            for node in ids:
+                footprint[node] = footprint.get(node, 0) + 1
+    out: dict[str, dict[int, list[str]]] = {}
+    for rel, lines in by_file.items():
+        # A line run only at import (a module's constants, its defs) has no test context: the
+        # tests of any line of its file are those that import it.
+        importers = set().union(*lines.values())
+        out[rel] = {line: sorted(ids or importers, key=lambda n: (footprint[n], n))
+                    for line, ids in lines.items()}
     return out
 
 
@@ -184,7 +200,7 @@ def run(dest: Path, tests: list[str], timeout: float) -> str:
     try:
         res = subprocess.run(cmd, cwd=dest, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return "killed (timeout)"
+        return "survived (timeout)"  # counted as not killed: slow tests, not a hang, likely
     return "survived" if res.returncode == 0 else "killed"
 
 
@@ -203,6 +219,14 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=300, help="seconds per mutant")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "mutants")
+    parser.add_argument("--coverage", type=Path, default=None,
+                        help="reuse the coverage data an earlier run on this tree kept "
+                             "(its who-runs-what step, minutes, is skipped)")
+    parser.add_argument("--part", default=None, metavar="A:B",
+                        help="run only the drawn mutants A+1..B (1-based), to share a sample "
+                             "between processes; their rows go to OUT-seedN-A-B.partial.json")
+    parser.add_argument("--merge", nargs="+", type=Path, default=None,
+                        help="write the report from these parts' rows instead of running")
     parser.add_argument("--tests", nargs="+", default=["tests"],
                         help="the unit tests whose coverage says who runs what (default: all)")
     args = parser.parse_args()
@@ -212,18 +236,30 @@ def main() -> int:
     print(f"{len(pool)} mutants in {len(in_scope())} files; {len(sample)} drawn with seed "
           f"{args.seed}", flush=True)
     reviewed = json.loads(REVIEWED.read_text()) if REVIEWED.exists() else {}
-    rows = []
+    rows: list[dict[str, Any]] = []
+    out = args.out.with_name(f"{args.out.name}-seed{args.seed}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if args.merge:
+        rows = [r for part in args.merge for r in json.loads(part.read_text())]
+        rows = [{**r, "review": reviewed.get(r["key"], "")} for r in rows]
+        report(rows, args, len(pool), None, out)
+        return 0
+    first = 0
+    if args.part:
+        first, last = (int(x) for x in args.part.split(":"))
+        sample = sample[first:last]
+        out = out.with_name(f"{out.name}-{first}-{last}")
     with tempfile.TemporaryDirectory(prefix="mutants-") as tmp:
         dest = Path(tmp)
         copy_tree(dest)
         check_imports_copy(dest)
         t0 = time.monotonic()
-        coverage = who_runs_what(dest, 3 * 3600, args.tests)
+        coverage = who_runs_what(dest, 3 * 3600, args.tests, args.coverage)
         print(f"who runs what: {time.monotonic() - t0:.0f} s", flush=True)
         for i, m in enumerate(sample, 1):
             where = installed_path(m.file)
             original = (dest / where).read_text()
-            tests = sorted(coverage.get(where, {}).get(m.line, set()))
+            tests = coverage.get(where, {}).get(m.line, [])
             try:
                 compile(apply(original, m), where, "exec")
             except SyntaxError:
@@ -234,16 +270,24 @@ def main() -> int:
                 (dest / where).write_text(original)
             rows.append({**asdict(m), "key": m.key, "tests": len(tests), "outcome": outcome,
                          "review": reviewed.get(m.key, "")})
-            print(f"[{i}/{len(sample)}] {outcome:26} {m.key}", flush=True)
+            out.with_suffix(".partial.json").write_text(json.dumps(rows, indent=1))
+            print(f"[{first + i}/{first + len(sample)}] {outcome:26} {m.key}", flush=True)
+    report(rows, args, len(pool), (time.monotonic() - started) / 60, out)
+    return 0
+
+
+def report(rows: list[dict[str, Any]], args: argparse.Namespace, pool: int,
+           minutes: float | None, out: Path) -> None:
+    """The kill rate with its interval and every survivor with its review, as Markdown (and
+    the rows as JSON) at OUT.md and OUT.json."""
     equivalent = [r for r in rows if r["review"].startswith("equivalent")]
     counted = [r for r in rows if r not in equivalent]
     killed = sum(r["outcome"].startswith("killed") for r in counted)
     low, high = wilson(killed, len(counted))
-    minutes = (time.monotonic() - started) / 60
+    took = f"{minutes:.0f} min" if minutes is not None else "merged from parts run side by side"
     lines = [f"# Random mutants outside the pure logic (seed {args.seed})", "",
-             f"`python benchmarks/mutants.py --n {args.n} --seed {args.seed}`: {len(pool)} "
-             f"candidate mutants in {len(in_scope())} files, {len(rows)} drawn, "
-             f"{minutes:.0f} min.", "",
+             f"`python benchmarks/mutants.py --n {args.n} --seed {args.seed}`: {pool} "
+             f"candidate mutants in {len(in_scope())} files, {len(rows)} drawn, {took}.", "",
              f"**Killed {killed} of {len(counted)} non-equivalent mutants: "
              f"{killed / max(len(counted), 1):.1%} [{low:.1%}, {high:.1%}]** "
              f"({len(equivalent)} reviewed as equivalent and left out; goal 90%).", "",
@@ -251,13 +295,10 @@ def main() -> int:
     survivors = [r for r in rows if r["outcome"].startswith("survived")]
     lines += [f"| `{r['key'].replace('|', '¦')}` | {r['operator']} | {r['tests']} | "
               f"{r['review'] or 'unreviewed'} |" for r in survivors]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    out = args.out.with_name(f"{args.out.name}-seed{args.seed}")
+    out.with_suffix(".partial.json").unlink(missing_ok=True)
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
     print("\n".join(lines))
-    return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
