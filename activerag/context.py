@@ -17,6 +17,7 @@ from typing import Literal, TypeVar
 from activerag.errors import SettingError
 from activerag.serving.catalogue import DEFAULT_MODEL, FAST_MODEL, CatalogueModel
 from activerag.serving.security import check_endpoint, check_folder
+from activerag.trigger_names import check_trigger
 
 
 def _env(name: str, default: str) -> str:
@@ -212,9 +213,7 @@ class FlareContext(ServingContext):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise refuse(name, "lie in [0, 1]", value)
-        from activerag.nodes.triggers import trigger_named
-
-        trigger_named(self.trigger)
+        check_trigger(self.trigger)
         at_least(self, 1, "max_sentence_tokens", "max_question_tokens", "window_tokens",
                  "search_ban_tokens", "trigger_n")
         if self.max_sentences is not None and self.max_sentences < 1:
@@ -350,19 +349,3 @@ class AppContext(FlareContext):
     def __post_init__(self) -> None:
         super().__post_init__()
         at_least(self, 0, "min_confidence")
-
-
-AFTER_FLARE = ("AdaptiveContext", "SeakrContext", "IRCoTContext", "GateContext", "EtcContext",
-               "DraginContext", "IRCoTSeakrContext")
-"""The after-FLARE methods' settings, in activerag/context_after_flare.py."""
-
-
-def __getattr__(name: str) -> type:
-    """`from activerag.context import IRCoTContext` and the like, as before those types moved to
-    activerag/context_after_flare.py (imported only when asked, so that module can build on
-    this one)."""
-    if name in AFTER_FLARE:
-        from activerag import context_after_flare
-
-        return getattr(context_after_flare, name)  # type: ignore[no-any-return]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,6 +11,7 @@ from typing import ClassVar, Literal
 from activerag.context import FlareContext, at_least, documented, refuse
 from activerag.errors import SettingError
 from activerag.serving.security import check_folder
+from activerag.trigger_names import check_estimator
 
 
 @documented
@@ -128,9 +129,7 @@ class GateContext(FlareContext):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        from activerag.nodes.triggers import estimator_named
-
-        estimator_named(self.estimator)
+        check_estimator(self.estimator)
         at_least(self, 2, "lexsim_samples")
         if self.lexsim_temperature <= 0:
             raise refuse("lexsim_temperature", "be positive", self.lexsim_temperature)

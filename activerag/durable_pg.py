@@ -59,7 +59,7 @@ async def pg_checkpoints(url: str) -> AsyncIterator[Any]:
     import psycopg
     from psycopg.rows import dict_row
 
-    from activerag.durable import serializer
+    from activerag.checkpoint_safety import serializer
 
     saver_class = _saver_class()
     try:

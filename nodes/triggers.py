@@ -22,8 +22,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from activerag import trigger_names
 from activerag.context import FlareContext
-from activerag.errors import NoLogprobs, UnknownTrigger
+from activerag.errors import NoLogprobs
 from activerag.nodes import gate_logic
 from activerag.nodes.base import Update, node_name
 from activerag.nodes.flare_logic import should_retrieve
@@ -32,7 +33,7 @@ from activerag.state import FlareState
 Tokens = Sequence[tuple[str, float, int]]
 Trigger = Callable[[Tokens, FlareState, FlareContext], bool]
 TRIGGERS: dict[str, Trigger] = {}
-TOP_LOGPROBS: dict[str, int] = {}
+TOP_LOGPROBS = trigger_names.TOP_LOGPROBS
 """How many top logprobs per position each trigger needs the LM to return (1 if absent)."""
 
 
@@ -43,6 +44,7 @@ def register(name: str, top_logprobs: int = 1) -> Callable[[Trigger], Trigger]:
     def add(fn: Trigger) -> Trigger:
         TRIGGERS[name] = fn
         TOP_LOGPROBS[name] = top_logprobs
+        trigger_names.TRIGGERS.add(name)
         return fn
 
     return add
@@ -65,9 +67,7 @@ def entropy(top: Sequence[float]) -> float:
 
 def trigger_named(name: str) -> Trigger:
     """The registered trigger NAME, or an error listing the known ones."""
-    if name not in TRIGGERS:
-        raise UnknownTrigger(f"unknown trigger {name!r}; known: {', '.join(sorted(TRIGGERS))} "
-                         "(register one with activerag.nodes.triggers.register)")
+    trigger_names.check_trigger(name)
     return TRIGGERS[name]
 
 
@@ -257,6 +257,7 @@ def register_estimator(name: str, threshold: float, *, top_logprobs: int = 1,
 
     def add(fn: Estimate) -> Estimate:
         ESTIMATORS[name] = Estimator(fn, threshold, above, samples, top_logprobs)
+        trigger_names.ESTIMATORS.add(name)
         if not samples:
             def fire(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
                 return gate_logic.beyond(fn(tokens, state), estimator_threshold(ctx, name),
@@ -280,10 +281,7 @@ def register_estimator(name: str, threshold: float, *, top_logprobs: int = 1,
 
 def estimator_named(name: str) -> Estimator:
     """The registered estimator NAME, or an error listing the known ones."""
-    if name not in ESTIMATORS:
-        raise UnknownTrigger(f"unknown estimator {name!r}; known: "
-                             f"{', '.join(sorted(ESTIMATORS))} (register one with "
-                             "activerag.nodes.triggers.register_estimator)")
+    trigger_names.check_estimator(name)
     return ESTIMATORS[name]
 
 
@@ -344,9 +342,3 @@ def lexsim(tokens: Tokens, state: FlareState) -> float | None:
         raise NoLogprobs("the lexsim estimator compares answers sampled for the question and "
                          "this step has none; the gated graph (graphs/gated.py) draws them")
     return gate_logic.lex_similarity(samples)
-
-
-
-# ETC and DRAGIN-lite (nodes/word_triggers.py) register themselves with `register` above when
-# imported; imported here, so that naming the trigger is enough (either module may come first).
-from activerag.nodes import word_triggers  # noqa: E402,F401

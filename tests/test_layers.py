@@ -1,78 +1,128 @@
-"""Dependencies point one way: stores and serving below nodes, nodes below graphs, evaluation
-and the CLI on top. Read from every module's imports (lazy ones inside functions included)."""
+"""Dependencies point one way, with no cycle: every module of the package, the root ones and
+activerag/testing included, has a layer, and imports (lazy ones inside functions included)
+only its own layer or lower; and the module import graph has no cycle at all."""
 
 import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# layer of each package folder, by its import name; a module may import its own layer or lower
+FOLDERS = {"activerag": ROOT / "activerag", "activerag.graphs": ROOT / "graphs",
+           "activerag.nodes": ROOT / "nodes", "activerag.stores": ROOT / "stores"}
+"""Where each package's modules lie (graphs/, nodes/ and stores/ are installed in activerag)."""
 LAYERS = {
-    "activerag.stores": 1, "activerag.serving": 1,
-    "activerag.nodes": 2,
+    # leaves: errors, settings, names and data that every layer may use
+    "activerag": 0, "activerag.errors": 0, "activerag.answers": 0, "activerag.state": 0,
+    "activerag.sentences": 0, "activerag.locks": 0, "activerag.settings": 0,
+    "activerag.demo": 0, "activerag.drawing": 0, "activerag.page_style": 0,
+    "activerag.database": 0, "activerag.trigger_names": 0, "activerag.checkpoint_safety": 0,
+    # talking to LMs, holding documents, and the settings of a run
+    "activerag.serving": 1, "activerag.stores": 1, "activerag.context": 1,
+    "activerag.context_after_flare": 1,
+    # what a graph's steps do; checkpoints; the run page's pure logic
+    "activerag.nodes": 2, "activerag.durable": 2, "activerag.durable_pg": 2,
+    "activerag.page_logic": 2,
+    # wiring
     "activerag.graphs": 3,
-    "activerag.evaluation": 4, "activerag.cli": 4, "activerag.lsr": 4,
+    # on top: evaluation, the CLI, training, the run page, long contexts, test support
+    "activerag.evaluation": 4, "activerag.cli": 4, "activerag.lsr": 4, "activerag.longctx": 4,
+    "activerag.page": 4, "activerag.testing": 4,
 }
-FOLDERS = {"activerag.stores": ROOT / "stores", "activerag.serving": ROOT / "activerag/serving",
-           "activerag.nodes": ROOT / "nodes", "activerag.graphs": ROOT / "graphs",
-           "activerag.evaluation": ROOT / "activerag/evaluation",
-           "activerag.cli": ROOT / "activerag/cli", "activerag.lsr": ROOT / "activerag/lsr"}
-# run-time leaves every layer may use
-LEAVES = ("activerag.answers", "activerag.context", "activerag.context_after_flare",
-          "activerag.errors", "activerag.settings", "activerag.state", "activerag.sentences",
-          "activerag.locks")
+"""Each module's layer, by the longest prefix of its name given here."""
 
 
-def layer_of(module: str) -> int | None:
-    return next((n for prefix, n in LAYERS.items()
-                 if module == prefix or module.startswith(prefix + ".")), None)
-
-
-def imports(path: Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{a.name}" for a in node.names)
-        elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
+def modules() -> dict[str, Path]:
+    """Every module of the package by its import name."""
+    found = {}
+    for package, folder in FOLDERS.items():
+        for path in sorted(folder.rglob("*.py")):
+            parts = list(path.relative_to(folder).with_suffix("").parts)
+            if package == "activerag" and parts[0] in ("graphs", "nodes", "stores"):
+                continue  # the installed packages' links, where a checkout has them
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join([package, *parts])] = path
     return found
 
 
-def upward_imports() -> list[str]:
-    wrong = []
-    for package, folder in FOLDERS.items():
-        for path in sorted(folder.glob("*.py")):
-            for module in imports(path):
-                target = layer_of(module)
-                if target is not None and target > LAYERS[package]:
-                    wrong.append(f"{path.relative_to(ROOT)} imports {module}")
-    return wrong
+def layer_of(module: str) -> int:
+    prefix = max((p for p in LAYERS if module == p or module.startswith(p + ".")), key=len)
+    return LAYERS[prefix]
+
+
+def imports(path: Path, known: set[str]) -> set[str]:
+    """The package's modules PATH imports anywhere in it (`from P import M` counts M)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                name = f"{node.module}.{alias.name}"
+                found.add(name if name in known else node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {m for m in found if m in known}
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: imports(path, set(mods)) - {name} for name, path in mods.items()}
+
+
+def upward(edges: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{a} (layer {layer_of(a)}) imports {b} (layer {layer_of(b)})"
+                  for a, targets in edges.items() for b in targets if layer_of(b) > layer_of(a))
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle through each strongly connected group of modules (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return groups
+
+
+def test_every_module_has_a_layer():
+    assert all(any(m == p or m.startswith(p + ".") for p in LAYERS) for m in modules())
+    assert {"activerag.context", "activerag.page_logic", "activerag.testing.processes",
+            "activerag.nodes.triggers", "activerag.graphs.registry"} <= set(modules())
 
 
 def test_no_module_imports_a_layer_above_its_own():
-    assert upward_imports() == []
+    assert upward(graph()) == []
 
 
-# the one exception, lazy: FlareContext and GateContext refuse an unknown trigger or estimator
-# name, and the names are those registered with nodes/triggers.py (a user's own too)
-ALLOWED = {("activerag.context", "activerag.nodes.triggers"),
-           ("activerag.context_after_flare", "activerag.nodes.triggers")}
+def test_the_modules_import_each_other_without_a_cycle():
+    assert cycles(graph()) == []
 
 
-def test_the_leaves_import_no_layer_but_serving():
-    for leaf in LEAVES:
-        path = ROOT / (leaf.replace(".", "/") + ".py")
-        above = [m for m in imports(path) if (layer_of(m) or 0) > 1
-                 and not any((leaf, a) in ALLOWED and m.startswith(a) for _, a in ALLOWED)]
-        assert above == [], f"{leaf} imports {above}"
-
-
-def test_the_check_sees_an_upward_import(tmp_path, monkeypatch):
-    bad = tmp_path / "nodes"
-    bad.mkdir()
-    (bad / "x.py").write_text("def f():\n    from activerag.evaluation.metrics import qa_f1\n")
-    monkeypatch.setitem(FOLDERS, "activerag.nodes", bad)
-    monkeypatch.setattr("test_layers.ROOT", tmp_path)
-    assert sorted(upward_imports()) == [
-        "nodes/x.py imports activerag.evaluation.metrics",
-        "nodes/x.py imports activerag.evaluation.metrics.qa_f1"]
+def test_the_checks_see_an_upward_import_and_a_cycle():
+    edges = {"activerag.nodes.x": {"activerag.evaluation.metrics"},
+             "activerag.evaluation.metrics": set(),
+             "activerag.stores.a": {"activerag.stores.b"},
+             "activerag.stores.b": {"activerag.stores.a"}}
+    assert upward(edges) == ["activerag.nodes.x (layer 2) imports activerag.evaluation.metrics "
+                             "(layer 4)"]
+    assert cycles(edges) == [["activerag.stores.a", "activerag.stores.b"]]

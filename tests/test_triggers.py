@@ -64,6 +64,7 @@ def test_the_shipped_triggers_on_literal_tokens():
     assert t.every_n(TOKENS, {"answer_tokens": 12}, ctx) is False  # 15
     assert t.every_n(TOKENS, {"answer_tokens": 16}, ctx) is False  # 19: next at 32
     assert t.every_n(TOKENS, {}, FlareContext(trigger_n=3)) is True
+    assert t.every_n(TOKENS, {}, FlareContext(trigger_n=4)) is False  # a first draft: 0 + 3
 
 
 def schedule_graph(lm):
@@ -183,3 +184,14 @@ def test_the_gate_never_fires_on_an_empty_draft_and_reads_no_tokens_as_none_belo
     assert trigger_gate({"step": {"draft": "Hi."}}, min_prob)["step"] == {"fire": False}
     assert trigger_gate({"step": {"draft": "Hi.", "tokens": unsure}}, min_prob)["step"] == {
         "fire": True}
+
+
+def test_the_names_a_context_accepts_are_those_the_nodes_register():
+    """activerag/trigger_names.py knows the shipped names before any node is imported (a
+    context checks them when made); it must name exactly what the trigger modules register."""
+    import activerag.graphs.flare  # noqa: F401 (imports every trigger module)
+    from activerag import trigger_names
+    from activerag.nodes import triggers as t
+
+    assert set(t.TRIGGERS) == trigger_names.TRIGGERS
+    assert set(t.ESTIMATORS) == trigger_names.ESTIMATORS

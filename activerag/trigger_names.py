@@ -1,0 +1,34 @@
+"""The names a run's `trigger` and `estimator` may take, known before any node is imported: the
+shipped ones, and every name `activerag.nodes.triggers.register` and `register_estimator` add.
+The contexts refuse an unknown name when they are made (the LangGraph server takes a run's
+context from any client); the triggers themselves live with the nodes, above this module."""
+
+from __future__ import annotations
+
+from activerag.errors import UnknownTrigger
+
+TRIGGERS: set[str] = {"min_prob", "mean_surprisal", "entropy", "never", "always", "every_n",
+                      "etc", "dragin_lite", "entropy_mean", "entropy_max", "perplexity"}
+"""The trigger names: those nodes/triggers.py and nodes/word_triggers.py ship (a test keeps
+this set equal to what they register), and those registered since."""
+ESTIMATORS: set[str] = {"entropy_mean", "entropy_max", "perplexity", "lexsim"}
+"""The gates' estimator names, likewise."""
+TOP_LOGPROBS: dict[str, int] = {"entropy": 20, "etc": 20, "dragin_lite": 20,
+                                "entropy_mean": 20, "entropy_max": 20}
+"""How many top logprobs per position each trigger needs the LM to return (1 if absent), so
+that a client asks for them whichever trigger modules were imported."""
+
+
+def check_trigger(name: str) -> None:
+    """Refuse a trigger name nothing registered, listing the known ones."""
+    if name not in TRIGGERS:
+        raise UnknownTrigger(f"unknown trigger {name!r}; known: {', '.join(sorted(TRIGGERS))} "
+                             "(register one with activerag.nodes.triggers.register)")
+
+
+def check_estimator(name: str) -> None:
+    """Refuse an estimator name nothing registered, listing the known ones."""
+    if name not in ESTIMATORS:
+        raise UnknownTrigger(f"unknown estimator {name!r}; known: "
+                             f"{', '.join(sorted(ESTIMATORS))} (register one with "
+                             "activerag.nodes.triggers.register_estimator)")
