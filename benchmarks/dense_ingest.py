@@ -126,7 +126,7 @@ def main() -> None:
     texts = [d.page_content for d in subset]
     words = sum(len(t.split()) for t in texts) / len(texts)
     embedding = TimedEmbedding()
-    model = embedding._encoder()
+    model = embedding.encoder()
     unit_vectors(model, texts[:64])  # first call: allocations, thread pools
     load = os.getloadavg()[0]
     alone: list[tuple[float, float]] = []

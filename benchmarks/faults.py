@@ -263,7 +263,7 @@ def fault_restart(url: str, store: Path, work: Path, n: int) -> tuple[Row, set[s
     killed_at = time.monotonic()
     pgid = realprocs.kill_server(url)
     settings = realprocs.settings_of(url)
-    server._pid_file(settings).unlink()
+    server.pid_path(settings).unlink()
     wait_for(lambda: not realprocs.group_alive(pgid), None, "the server's death", 60)
     time.sleep(3)
     waited = proc.poll() is None

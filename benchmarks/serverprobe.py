@@ -121,7 +121,7 @@ def _salt_token_requests() -> None:
     /v1/completions itself, not through the OpenAI client: salt its requests too."""
     from activerag.serving.token_lm import VLLMTokens
 
-    original = VLLMTokens._post
+    original = VLLMTokens.post
 
     async def post(self: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
         salt = _salt.get()
@@ -129,7 +129,7 @@ def _salt_token_requests() -> None:
             body = {**body, "cache_salt": salt}
         return await original(self, path, body)
 
-    VLLMTokens._post = post  # type: ignore[method-assign]
+    VLLMTokens.post = post  # type: ignore[method-assign]
 
 
 @contextmanager

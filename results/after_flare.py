@@ -48,7 +48,7 @@ from after_flare_tables import (
 )
 
 from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
-from activerag.evaluation.sweeps import _error_bars, pareto
+from activerag.evaluation.sweeps import error_bars, pareto
 from activerag.evaluation.tables import markdown_table
 
 SWEPT = [*GATES, "flare", "flare_etc", "dragin_lite"]
@@ -129,7 +129,7 @@ def plot(summary: dict[str, dict[str, Any]], swept: dict[str, dict[str, Any]],
     xs = [summary[m]["lm_calls_per_question"] for m in names]
     ys = [summary[m]["f1"] * 100 for m in names]
     fig, ax = plt.subplots(figsize=(8, 5), dpi=120)
-    ax.errorbar(xs, ys, yerr=_error_bars([summary[m] for m in names], "f1"), fmt="o",
+    ax.errorbar(xs, ys, yerr=error_bars([summary[m] for m in names], "f1"), fmt="o",
                 capsize=3, alpha=0.8)
     for m, x, y in zip(names, xs, ys, strict=True):
         n = summary[m]["n"]

@@ -86,7 +86,8 @@ class MiniLMEmbedding:
         # Searches run in worker threads (asyncio.to_thread): first calls load the model once.
         self._lock = threading.Lock()
 
-    def _encoder(self) -> Any:
+    def encoder(self) -> Any:
+        """The sentence-transformers model, loaded once, on first use."""
         model = self._model
         if model is None:
             with self._lock:
@@ -101,7 +102,7 @@ class MiniLMEmbedding:
 
     def __call__(self, input: list[str]) -> list[Any]:  # noqa: A002 (Chroma's name)
         """Unit-length float32 vectors, one numpy array per text (Chroma's Embeddings type)."""
-        return list(unit_vectors(self._encoder(), input))
+        return list(unit_vectors(self.encoder(), input))
 
     def embed_query(self, input: list[str]) -> list[Any]:  # noqa: A002
         return self(input)

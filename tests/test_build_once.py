@@ -103,7 +103,7 @@ def test_concurrent_first_embeddings_load_the_model_once(monkeypatch):
     fake.SentenceTransformer = FakeSentenceTransformer
     monkeypatch.setitem(sys.modules, "sentence_transformers", fake)
     embedding = chroma.MiniLMEmbedding(Path("/no/such/model"))
-    models = race(embedding._encoder)
+    models = race(embedding.encoder)
     assert loaded.n == 1
     assert all(m is models[0] for m in models)
     assert models[0].path == "/no/such/model"

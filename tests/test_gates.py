@@ -295,7 +295,7 @@ async def test_the_sampler_sends_stop_strings_only_when_given():
         return {"choices": [{"text": "a", "index": 0}], "usage": {}}
 
     tokens = VLLMTokens("http://127.0.0.1:9/v1", "m")
-    tokens._post = post  # type: ignore[method-assign]
+    tokens.post = post  # type: ignore[method-assign]
     kw = {"temperature": 1.0, "top_p": 1.0, "top_k": 50, "seed": None}
     await tokens.sample("p", 1, 8, **kw)
     await tokens.sample("p", 1, 8, **kw, stop=("\n\n",))

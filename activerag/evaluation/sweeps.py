@@ -138,7 +138,7 @@ def pareto(points: list[tuple[str, float, float]]) -> list[str]:
     return [label for _, _, label in sorted(front)]
 
 
-def _error_bars(summaries: list[dict[str, Any]], metric: str) -> list[list[float]]:
+def error_bars(summaries: list[dict[str, Any]], metric: str) -> list[list[float]]:
     """Matplotlib's yerr (below, above) of METRIC's 95% intervals, in percent."""
     below = [(s[metric] - s.get(f"{metric}_ci", [s[metric]] * 2)[0]) * 100 for s in summaries]
     above = [(s.get(f"{metric}_ci", [s[metric]] * 2)[1] - s[metric]) * 100 for s in summaries]
@@ -164,7 +164,7 @@ def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
         xs = [s["retrieval_rate"] * 100 for _, _, s in rows]
         for metric in ("em", "f1"):
             ax.errorbar(xs, [s[metric] * 100 for _, _, s in rows],
-                        yerr=_error_bars([s for _, _, s in rows], metric), marker="o",
+                        yerr=error_bars([s for _, _, s in rows], metric), marker="o",
                         capsize=3, label=f"{metric.upper()} (95% interval)")
         # points within 5 percentage points of retrieval and at the same EM share a label
         groups: list[list[tuple[float, float, str]]] = []
@@ -190,7 +190,7 @@ def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
                 curve = [p for p in modes.get("token", []) if p[0] == 0.0] + curve
             shift = (i - 1) * 0.008  # keep the intervals of the modes apart
             ax.errorbar([x + shift for x, _ in curve], [s["em"] * 100 for _, s in curve],
-                        yerr=_error_bars([s for _, s in curve], "em"), marker="o", capsize=3,
+                        yerr=error_bars([s for _, s in curve], "em"), marker="o", capsize=3,
                         label=f"EM, {MASK_NAMES.get(mode, mode)}")
         ax.set_xlabel("β (draft tokens below it are masked); bars: 95% intervals")
     else:
@@ -198,7 +198,7 @@ def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
         width = 0.38
         for i, metric in enumerate(("em", "f1")):
             ax.bar([p + (i - 0.5) * width for p in pos], [s[metric] * 100 for _, _, s in rows],
-                   width, yerr=_error_bars([s for _, _, s in rows], metric), capsize=3,
+                   width, yerr=error_bars([s for _, _, s in rows], metric), capsize=3,
                    label=f"{metric.upper()} (95% interval)")
         ax.set_xticks(list(pos), labels)
     ax.set_ylabel("score (%)")
@@ -226,7 +226,7 @@ def _plot_costs(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: 
             # each family's markers a little smaller than the one drawn before it, so a point
             # that lands on another (single under the app that routes nothing) stays visible
             ax.errorbar([s[cost] * scale for _, s in points], [s["f1"] * 100 for _, s in points],
-                        yerr=_error_bars([s for _, s in points], "f1"), marker=marker,
+                        yerr=error_bars([s for _, s in points], "f1"), marker=marker,
                         markersize=max(6.0, 10.0 - 1.0 * i), capsize=3, label=family,
                         alpha=0.85)
             spots: dict[tuple[float, float], list[str]] = {}  # tied points share one label

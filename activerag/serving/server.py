@@ -147,7 +147,8 @@ def check_model_dir(path: Path) -> Path:
     return path
 
 
-def _pid_file(settings: Settings) -> Path:
+def pid_path(settings: Settings) -> Path:
+    """Where the server `activerag serve` started on SETTINGS' port writes its pid."""
     return settings.home / f"vllm-{settings.port}.pid"
 
 
@@ -155,7 +156,7 @@ def _refuse_taken_port(settings: Settings) -> None:
     """Refuse to start on settings.port while a live server of ours (per its pid file) or any
     other process holds it without answering: vLLM would fail to bind, and the holder's
     answers would pass for ours."""
-    named = read_pid_file(_pid_file(settings))
+    named = read_pid_file(pid_path(settings))
     if named is not None and is_our_server(named[0], settings.port, named[1]):
         raise ActiveRagError(
             f"the vLLM server activerag started on port {settings.port} (pid {named[0]}) runs "
@@ -374,7 +375,7 @@ def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)
-    _pid_file(settings).write_text(f"{proc.pid}\n{settings.port}\n{start_time(proc.pid)}\n")
+    pid_path(settings).write_text(f"{proc.pid}\n{settings.port}\n{start_time(proc.pid)}\n")
     try:
         models = wait_until_ready(base_url, proc, log, timeout)
     except ActiveRagError:
@@ -422,10 +423,10 @@ def is_our_server(pid: int, port: int, started: int | None = None) -> bool:
 def stop_server(settings: Settings, timeout: float = 30.0) -> bool:
     """Stop the managed server on settings.port by its pid; return whether one was running.
     A pid file whose process is not that server is removed, and nothing is stopped."""
-    pid_file = _pid_file(settings)
+    pid_file = pid_path(settings)
     if not pid_file.exists():
         return False
-    named = read_pid_file(_pid_file(settings))
+    named = read_pid_file(pid_path(settings))
     if named is None:
         pid_file.unlink()
         return False

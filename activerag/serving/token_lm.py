@@ -159,7 +159,9 @@ class VLLMTokens:
                                                     headers=auth_headers())
         return self._clients[loop]
 
-    async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST BODY (with this client's model) to PATH of the server, its JSON reply back:
+        every request of this client goes through here (a place to decorate them)."""
         url = self.base_url.rstrip("/").removesuffix("/v1") + path
         try:
             for attempt in range(RETRIES + 1):
@@ -220,7 +222,7 @@ class VLLMTokens:
         return self._window or None
 
     async def tokenize(self, text: str) -> list[int]:
-        out = await self._post("/tokenize", tokenize_body(await self.engine(), text))
+        out = await self.post("/tokenize", tokenize_body(await self.engine(), text))
         return list(out["tokens"])
 
     async def detokenize(self, ids: Sequence[int]) -> str:
@@ -228,7 +230,7 @@ class VLLMTokens:
             return ""
         if len(ids) == 1 and ids[0] in self._pieces:
             return self._pieces[ids[0]]
-        text = detokenized(await self._post("/detokenize", {"tokens": list(ids)}))
+        text = detokenized(await self.post("/detokenize", {"tokens": list(ids)}))
         if len(ids) == 1:
             self._pieces[ids[0]] = text
         return text
@@ -242,10 +244,10 @@ class VLLMTokens:
             body["stop"] = list(stop)
         if separate:
             outs = await asyncio.gather(*[
-                self._post("/v1/completions", {**body, "n": 1, "seed": None if seed is None
+                self.post("/v1/completions", {**body, "n": 1, "seed": None if seed is None
                                                else seed + i}) for i in range(n)])
         else:
-            outs = [await self._post("/v1/completions", {**body, "n": n, "seed": seed})]
+            outs = [await self.post("/v1/completions", {**body, "n": n, "seed": seed})]
         texts = [c["text"] for out in outs
                  for c in sorted(out["choices"], key=lambda c: c.get("index", 0))]
         usage = [out.get("usage") or {} for out in outs]
@@ -253,7 +255,7 @@ class VLLMTokens:
                        sum(u.get("completion_tokens", 0) for u in usage), len(outs))
 
     async def steps(self, prompt: Sequence[int], max_tokens: int, top: int) -> Steps:
-        out = await self._post("/v1/completions", {
+        out = await self.post("/v1/completions", {
             "prompt": list(prompt), "max_tokens": max_tokens, "temperature": 0.0,
             "logprobs": top, "return_tokens_as_token_ids": True})
         choice = out["choices"][0]
@@ -277,7 +279,7 @@ class VLLMTokens:
                      int(usage.get("prompt_tokens", 0)))
 
     async def score(self, prompt: Sequence[int], continuation: Sequence[int]) -> list[float]:
-        out = await self._post("/v1/completions", {
+        out = await self.post("/v1/completions", {
             "prompt": [*prompt, *continuation], "max_tokens": 0, "echo": True, "logprobs": 1,
             "return_tokens_as_token_ids": True})
         lp = completion_logprobs(out["choices"][0].get("logprobs"))

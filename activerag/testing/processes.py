@@ -79,7 +79,7 @@ def settings_of(url: str) -> Settings:
 
 def server_pgid(settings: Settings) -> int | None:
     """The process group of the managed server on settings.port, from its pid file."""
-    pid_file = server._pid_file(settings)
+    pid_file = server.pid_path(settings)
     return int(pid_file.read_text().split()[0]) if pid_file.exists() else None
 
 
@@ -117,7 +117,7 @@ def own_server(port: int | None = None, model: CatalogueModel = FAST_MODEL,
         raise PortTaken(f"something already listens on {settings.host}:{settings.port}, where "
                         "a server of our own was to start")
     # A pid file left by a killed session names a process that is gone, or someone else's.
-    server._pid_file(settings).unlink(missing_ok=True)
+    server.pid_path(settings).unlink(missing_ok=True)
     try:
         url = start(settings, model, max_model_len, cores, extra_args, launch)
     except BaseException:

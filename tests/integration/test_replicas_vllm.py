@@ -33,7 +33,7 @@ async def test_an_evaluation_waits_for_its_server_to_restart(replica_url, demo_s
     assert not task.done() and len(run.rows()) >= 2
     settings = settings_of(replica_url)
     kill_server(replica_url)
-    server._pid_file(settings).unlink()
+    server.pid_path(settings).unlink()
     await asyncio.sleep(2)
     assert not task.done(), "the run gave up instead of waiting for the server"
     await asyncio.to_thread(start, settings, cores="1")  # pinned as replica_url started it
