@@ -32,7 +32,7 @@ MULTI_STEP = ircot_graph
 Compiled = CompiledStateGraph[AdaptiveState, AdaptiveContext, AdaptiveInput, AdaptiveOutput]
 
 
-def build_adaptive_rag_graph(none: Any = None, single: Any = None, multi: Any = None, *,
+def build_adaptive_rag_graph(*, none: Any = None, single: Any = None, multi: Any = None,
                              lm: LM | None = None, embedder: Embedder | None = None,
                              classify: AdaptiveNode | None = None, name: str = "adaptive_rag",
                              checkpointer: Checkpointer = None) -> Compiled:
@@ -57,21 +57,21 @@ def build_adaptive_rag_graph(none: Any = None, single: Any = None, multi: Any = 
     return g.compile(name=name, checkpointer=checkpointer)
 
 
-def build_router_graph(none: Any = None, single: Any = None, multi: Any = None, *,
+def build_router_graph(*, none: Any = None, single: Any = None, multi: Any = None,
                        embedder: Embedder | None = None, name: str = "adaptive_rag",
                        checkpointer: Checkpointer = None) -> Compiled:
     """Adaptive-RAG whose classifier is the trained router, refused without one (adaptive_rag)."""
-    return build_adaptive_rag_graph(none, single, multi,
+    return build_adaptive_rag_graph(none=none, single=single, multi=multi,
                                     classify=adaptive.make_router_classify(embedder), name=name,
                                     checkpointer=checkpointer)
 
 
-def build_prompt_graph(none: Any = None, single: Any = None, multi: Any = None, *,
+def build_prompt_graph(*, none: Any = None, single: Any = None, multi: Any = None,
                        lm: LM | None = None, name: str = "adaptive_rag_prompt",
                        checkpointer: Checkpointer = None) -> Compiled:
     """Adaptive-RAG whose classifier is the served LM (or LM), asked by a prompt
     (adaptive_rag_prompt)."""
-    return build_adaptive_rag_graph(none, single, multi,
+    return build_adaptive_rag_graph(none=none, single=single, multi=multi,
                                     classify=adaptive.make_prompt_classify(Parts(lm=lm)),
                                     name=name, checkpointer=checkpointer)
 

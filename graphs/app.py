@@ -21,7 +21,7 @@ from activerag.nodes import app
 from activerag.state import AppInput, AppOutput, AppState
 
 
-def build_app_graph(single: Any = None, flare: Any = None, fb_rag: Any = None, *,
+def build_app_graph(*, single: Any = None, flare: Any = None, fb_rag: Any = None,
                     name: str = "app", checkpointer: Checkpointer = None
                     ) -> CompiledStateGraph[AppState, AppContext, AppInput, AppOutput]:
     """Compile the app over the given method graphs (defaults: the package's single, flare

@@ -38,9 +38,9 @@ def _graph() -> StateGraph[FBRagState, FBRagContext, FBRagInput, FBRagOutput]:
                       output_schema=FBRagOutput)
 
 
-def build_fb_rag_graph(lm: LM | None = None, token_lm: TokenLM | None = None,
+def build_fb_rag_graph(*, lm: LM | None = None, token_lm: TokenLM | None = None,
                        light_lm: Sampler | None = None, retriever: BaseRetriever | None = None,
-                       *, sample: FBRagNode | None = None, rerank: FBRagNode | None = None,
+                       sample: FBRagNode | None = None, rerank: FBRagNode | None = None,
                        generate: FBRagNode | None = None, name: str = "fb_rag",
                        checkpointer: Checkpointer = None) -> FBRagGraph:
     """Compile FB-RAG: chunk the context, stage I (the question's BM25 chunks, X words),
@@ -65,8 +65,8 @@ def build_fb_rag_graph(lm: LM | None = None, token_lm: TokenLM | None = None,
     return g.compile(name=name, checkpointer=checkpointer)
 
 
-def build_baseline_graph(kind: Baseline, lm: LM | None = None, token_lm: TokenLM | None = None,
-                         retriever: BaseRetriever | None = None, *,
+def build_baseline_graph(kind: Baseline, *, lm: LM | None = None, token_lm: TokenLM | None = None,
+                         retriever: BaseRetriever | None = None,
                          generate: FBRagNode | None = None,
                          checkpointer: Checkpointer = None) -> FBRagGraph:
     """Compile one of FB-RAG's baselines over the same nodes: long_context (the whole context,

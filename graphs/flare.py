@@ -20,10 +20,10 @@ from activerag.serving.lm import LM
 
 
 def build_flare_graph(
+    *,
     lm: LM | None = None,
     retriever: BaseRetriever | None = None,
     splitter: SentenceSplitter | None = None,
-    *,
     gate: FlareNode | None = None,
     formulate_query: FlareNode | None = None,
     regenerate: FlareNode | None = None,
@@ -61,11 +61,12 @@ def build_flare_graph(
     return g.compile(name=name, checkpointer=checkpointer)
 
 
-def build_next_sentence_graph(lm: LM | None = None, retriever: BaseRetriever | None = None,
-                              splitter: SentenceSplitter | None = None, *,
+def build_next_sentence_graph(*, lm: LM | None = None, retriever: BaseRetriever | None = None,
+                              splitter: SentenceSplitter | None = None,
                               checkpointer: Checkpointer = None) -> Compiled:
     """Retrieve at every sentence with the whole next sentence as query (Table 3, "Next")."""
-    return build_flare_graph(lm, retriever, splitter, gate=triggers.always_fire,
+    return build_flare_graph(lm=lm, retriever=retriever, splitter=splitter,
+                             gate=triggers.always_fire,
                              formulate_query=flare.whole_draft_query, name="next_sentence",
                              checkpointer=checkpointer)
 

@@ -11,7 +11,7 @@ from activerag.nodes.parts import Parts
 from activerag.serving.lm import LM
 
 
-def build_instruct_graph(lm: LM | None = None, retriever: BaseRetriever | None = None, *,
+def build_instruct_graph(*, lm: LM | None = None, retriever: BaseRetriever | None = None,
                          checkpointer: Checkpointer = None) -> Compiled:
     """FLARE-instruct: a generated "[Search(query)]" retrieves and is removed from the answer."""
     parts = Parts(lm=lm, retriever=retriever)

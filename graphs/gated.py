@@ -23,11 +23,11 @@ from activerag.serving.token_lm import Sampler
 
 
 def build_gated_graph(
+    *,
     lm: LM | None = None,
     retriever: BaseRetriever | None = None,
     splitter: SentenceSplitter | None = None,
     token_lm: Sampler | None = None,
-    *,
     answer: GateNode | None = None,
     estimate: GateNode | None = None,
     name: str = "gated",
@@ -60,8 +60,8 @@ def build_gated_graph(
     return g.compile(name=name, checkpointer=checkpointer)
 
 
-def build_etc_graph(lm: LM | None = None, retriever: BaseRetriever | None = None,
-                    splitter: SentenceSplitter | None = None, *,
+def build_etc_graph(*, lm: LM | None = None, retriever: BaseRetriever | None = None,
+                    splitter: SentenceSplitter | None = None,
                     gate: FlareNode | None = None, formulate_query: FlareNode | None = None,
                     regenerate: FlareNode | None = None, name: str = "flare_etc",
                     checkpointer: Checkpointer = None) -> Compiled:
@@ -69,14 +69,15 @@ def build_etc_graph(lm: LM | None = None, retriever: BaseRetriever | None = None
     entropy rises sharply, with FLARE's masked query (ETC's own query step reads attention),
     and continue the sentence from that word over the documents."""
     parts = Parts(lm=lm, retriever=retriever, splitter=splitter)
-    return build_flare_graph(lm, retriever, splitter, gate=gate or gated.etc_gate,
+    return build_flare_graph(lm=lm, retriever=retriever, splitter=splitter,
+                             gate=gate or gated.etc_gate,
                              formulate_query=formulate_query,
                              regenerate=regenerate or gated.make_continue(parts),
                              context=EtcContext, name=name, checkpointer=checkpointer)
 
 
-def build_dragin_graph(lm: LM | None = None, retriever: BaseRetriever | None = None,
-                       splitter: SentenceSplitter | None = None, *,
+def build_dragin_graph(*, lm: LM | None = None, retriever: BaseRetriever | None = None,
+                       splitter: SentenceSplitter | None = None,
                        gate: FlareNode | None = None, formulate_query: FlareNode | None = None,
                        regenerate: FlareNode | None = None, name: str = "dragin_lite",
                        checkpointer: Checkpointer = None) -> Compiled:
@@ -84,7 +85,8 @@ def build_dragin_graph(lm: LM | None = None, retriever: BaseRetriever | None = N
     retrieve from the first content word whose entropy is high, with the question and the
     draft's most surprising words, and continue the sentence from that word."""
     parts = Parts(lm=lm, retriever=retriever, splitter=splitter)
-    return build_flare_graph(lm, retriever, splitter, gate=gate or gated.dragin_gate,
+    return build_flare_graph(lm=lm, retriever=retriever, splitter=splitter,
+                             gate=gate or gated.dragin_gate,
                              formulate_query=formulate_query or gated.dragin_query,
                              regenerate=regenerate or gated.make_continue(parts),
                              context=DraginContext, name=name, checkpointer=checkpointer)

@@ -21,10 +21,10 @@ IRCoTCompiled = CompiledStateGraph[IRCoTState, IRCoTContext, FlareInput, FlareOu
 
 
 def build_ircot_graph(
+    *,
     lm: LM | None = None,
     retriever: BaseRetriever | None = None,
     splitter: SentenceSplitter | None = None,
-    *,
     reason: IRCoTNode | None = None,
     retrieve: IRCoTNode | None = None,
     checkpointer: Checkpointer = None,

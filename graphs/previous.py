@@ -16,10 +16,10 @@ from activerag.serving.lm import LM
 
 
 def build_previous_graph(
+    *,
     lm: LM | None = None,
     retriever: BaseRetriever | None = None,
     splitter: SentenceSplitter | None = None,
-    *,
     unit: Literal["sentence", "window"] = "sentence",
     name: str | None = None,
     checkpointer: Checkpointer = None,

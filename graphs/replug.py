@@ -28,11 +28,11 @@ ReplugNode: TypeAlias = Node[ReplugState, ReplugContext]
 
 
 def build_replug_graph(
+    *,
     lm: LM | None = None,
     token_lm: TokenLM | None = None,
     retriever: BaseRetriever | None = None,
     splitter: SentenceSplitter | None = None,
-    *,
     retrieve: ReplugNode | None = None,
     ensemble: ReplugNode | None = None,
     combine: ReplugNode | None = None,
@@ -74,11 +74,11 @@ graph = build_replug_graph()
 
 
 def build_flare_replug_graph(
+    *,
     lm: LM | None = None,
     token_lm: TokenLM | None = None,
     retriever: BaseRetriever | None = None,
     splitter: SentenceSplitter | None = None,
-    *,
     gate: FlareNode | None = None,
     formulate_query: FlareNode | None = None,
     checkpointer: Checkpointer = None,
@@ -88,7 +88,8 @@ def build_flare_replug_graph(
     retrieved documents are ensembled (Eq. 2) instead of concatenated. Its context is
     FlareContext (k documents per retrieval)."""
     parts = Parts(lm=lm, token_lm=token_lm, retriever=retriever, splitter=splitter)
-    return build_flare_graph(lm, retriever, splitter, gate=gate, formulate_query=formulate_query,
+    return build_flare_graph(lm=lm, retriever=retriever, splitter=splitter,
+                             gate=gate, formulate_query=formulate_query,
                              regenerate=replug.make_ensemble_sentence(parts),
                              name="flare_replug", checkpointer=checkpointer)
 

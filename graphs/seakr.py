@@ -21,11 +21,11 @@ from activerag.serving.token_lm import TokenLM
 
 
 def build_flare_seakr_graph(
+    *,
     lm: LM | None = None,
     token_lm: TokenLM | None = None,
     retriever: BaseRetriever | None = None,
     splitter: SentenceSplitter | None = None,
-    *,
     gate: FlareNode | None = None,
     formulate_query: FlareNode | None = None,
     retrieve: FlareNode | None = None,
@@ -35,18 +35,19 @@ def build_flare_seakr_graph(
     the k under which TOKEN_LM's pseudo-generation is least uncertain (SeakrContext). GATE and
     FORMULATE_QUERY swap FLARE's nodes; RETRIEVE the reranking retrieval itself."""
     parts = Parts(lm=lm, token_lm=token_lm, retriever=retriever, splitter=splitter)
-    return build_flare_graph(lm, retriever, splitter, gate=gate, formulate_query=formulate_query,
+    return build_flare_graph(lm=lm, retriever=retriever, splitter=splitter,
+                             gate=gate, formulate_query=formulate_query,
                              retrieve=retrieve or make_seakr_retrieve(parts),
                              context=SeakrContext, name="flare_seakr",
                              checkpointer=checkpointer)
 
 
 def build_ircot_seakr_graph(
+    *,
     lm: LM | None = None,
     token_lm: TokenLM | None = None,
     retriever: BaseRetriever | None = None,
     splitter: SentenceSplitter | None = None,
-    *,
     reason: IRCoTNode | None = None,
     retrieve: IRCoTNode | None = None,
     checkpointer: Checkpointer = None,
@@ -58,7 +59,7 @@ def build_ircot_seakr_graph(
     parts = Parts(lm=lm, token_lm=token_lm, retriever=retriever, splitter=splitter)
     seakr = make_seakr_retrieve(parts, pool_retrieve=ircot.make_retrieve(parts),
                                 beside=collected_paragraphs, prompts=ircot_prompts)
-    return build_ircot_graph(lm, retriever, splitter, reason=reason,
+    return build_ircot_graph(lm=lm, retriever=retriever, splitter=splitter, reason=reason,
                              retrieve=retrieve or seakr,
                              checkpointer=checkpointer)
 

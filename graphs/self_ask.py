@@ -11,7 +11,7 @@ from activerag.nodes.parts import Parts
 from activerag.serving.lm import LM
 
 
-def build_self_ask_graph(lm: LM | None = None, retriever: BaseRetriever | None = None, *,
+def build_self_ask_graph(*, lm: LM | None = None, retriever: BaseRetriever | None = None,
                          checkpointer: Checkpointer = None) -> Compiled:
     """Question decomposition: every generated "Follow up:" question retrieves (Prompt 3);
     only "So the final answer is" ends the answer (an intermediate answer may say "the answer

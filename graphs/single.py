@@ -15,10 +15,10 @@ from activerag.serving.lm import LM
 
 
 def build_single_graph(
+    *,
     lm: LM | None = None,
     retriever: BaseRetriever | None = None,
     splitter: SentenceSplitter | None = None,
-    *,
     retrieval: bool = True,
     name: str | None = None,
     checkpointer: Checkpointer = None,

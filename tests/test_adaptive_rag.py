@@ -229,9 +229,12 @@ def test_a_reply_that_leads_with_a_letter_is_that_letter(letter, before, after):
 
 def strategies(none_lm: ScriptedLM, single_lm: ScriptedLM, multi_lm: ScriptedLM) -> dict:
     split = SentenceSplitter()
-    return {"none": build_single_graph(none_lm, memory_retriever(DOCS), split, retrieval=False),
-            "single": build_single_graph(single_lm, memory_retriever(DOCS), split),
-            "multi": build_flare_graph(multi_lm, memory_retriever(DOCS), split)}
+    return {"none": build_single_graph(lm=none_lm, retriever=memory_retriever(DOCS),
+                                       splitter=split, retrieval=False),
+            "single": build_single_graph(lm=single_lm, retriever=memory_retriever(DOCS),
+                                         splitter=split),
+            "multi": build_flare_graph(lm=multi_lm, retriever=memory_retriever(DOCS),
+                                       splitter=split)}
 
 
 def scripted_lms() -> tuple[ScriptedLM, ScriptedLM, ScriptedLM]:
@@ -352,7 +355,7 @@ def test_a_strategy_with_a_context_of_its_own_gets_it_from_the_run():
     ctx = AdaptiveContext(theta=0.3, k=5, router="")
     made = context_for(Graph(), ctx)
     assert type(made) is OwnContext and (made.theta, made.k, made.rounds) == (0.3, 5, 3)
-    assert context_for(build_single_graph(ScriptedLM([])), ctx) is ctx
+    assert context_for(build_single_graph(lm=ScriptedLM([])), ctx) is ctx
     from activerag.context_after_flare import IRCoTContext
     from activerag.graphs.ircot import graph as ircot_graph
 
@@ -375,11 +378,14 @@ async def test_training_labels_scripted_runs_and_writes_a_loadable_router(tmp_pa
         "single": ["So the answer is Ilsa.", "So the answer is Kelmor.", "So the answer is Y."],
         "flare": ["So the answer is Ilsa.", "So the answer is Kelmor.", "So the answer is Z."]}
     lms = {m: ScriptedLM([ends(a, prob=0.99) for a in texts]) for m, texts in answers.items()}
-    runs = {"none": (build_single_graph(lms["none"], memory_retriever(DOCS), split,
+    runs = {"none": (build_single_graph(lm=lms["none"], retriever=memory_retriever(DOCS),
+                                        splitter=split,
                                         retrieval=False), FlareContext()),
-            "single": (build_single_graph(lms["single"], memory_retriever(DOCS), split),
+            "single": (build_single_graph(lm=lms["single"], retriever=memory_retriever(DOCS),
+                                          splitter=split),
                        FlareContext()),
-            "flare": (build_flare_graph(lms["flare"], memory_retriever(DOCS), split),
+            "flare": (build_flare_graph(lm=lms["flare"], retriever=memory_retriever(DOCS),
+                                        splitter=split),
                       FlareContext())}
     strategies_ = {"A": "none", "B": "single", "C": "flare"}
     out = tmp_path / "router"

@@ -31,10 +31,10 @@ def retriever() -> StoreRetriever:
 def app(single_lm: ScriptedLM, flare_lm: ScriptedLM, strong: ScriptedLM | None = None):
     split = SentenceSplitter()
     return build_app_graph(
-        build_single_graph(single_lm, retriever(), split),
-        build_flare_graph(lm=flare_lm, retriever=retriever(), splitter=split),
-        build_fb_rag_graph(strong or ScriptedLM([]), WordTokens(),
-                           ScriptedSampler([RATIONALE])))
+        single=build_single_graph(lm=single_lm, retriever=retriever(), splitter=split),
+        flare=build_flare_graph(lm=flare_lm, retriever=retriever(), splitter=split),
+        fb_rag=build_fb_rag_graph(lm=strong or ScriptedLM([]), token_lm=WordTokens(),
+                                  light_lm=ScriptedSampler([RATIONALE])))
 
 
 def test_confidence_is_the_geometric_mean_over_every_sentence():
@@ -101,9 +101,10 @@ async def test_a_second_run_on_a_thread_starts_clean():
 
     split = SentenceSplitter()
     graph = build_app_graph(
-        build_single_graph(ScriptedLM([ends("In Orvale.", prob=0.6), ends("In Kelmor.", prob=0.9)]),
-                           retriever(), split),
-        build_flare_graph(lm=ScriptedLM([ends("Alpha Beta was born in Kelmor.", prob=0.99)]),
+        single=build_single_graph(lm=ScriptedLM([ends("In Orvale.", prob=0.6), ends("In Kelmor.",
+                                  prob=0.9)]),
+                           retriever=retriever(), splitter=split),
+        flare=build_flare_graph(lm=ScriptedLM([ends("Alpha Beta was born in Kelmor.", prob=0.99)]),
                           retriever=retriever(), splitter=split),
         checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}

@@ -50,7 +50,8 @@ async def test_flare_replug_regenerates_only_the_answer_tokens_left():
                         sentence(" Alpha Beta was born in Gepu.", low={"Alpha": 0.2})])
     token_lm = ScriptedTokenLM({"Vesk": says("Alpha Beta was born in Vesk."),
                                 "Ulm": says("Alpha Beta was born in Ulm.")})
-    graph = build_flare_replug_graph(draft, token_lm, retriever(), SentenceSplitter())
+    graph = build_flare_replug_graph(lm=draft, token_lm=token_lm, retriever=retriever(),
+                                     splitter=SentenceSplitter())
     out = await graph.ainvoke({"question": QUESTION}, context=FlareContext(
         theta=0.5, initial_retrieval=False, max_answer_tokens=8))
     assert draft.calls[1]["max_tokens"] == 3
@@ -163,7 +164,8 @@ async def test_fb_rag_refuses_read_words_equal_to_the_contexts_words():
     from activerag.graphs.fb_rag import build_fb_rag_graph
 
     context = "Passage 1:\nAda\nAda Marlow was born in Bergen.\n\nPassage 2:\nRiver\nIt floods."
-    graph = build_fb_rag_graph(ScriptedLM([]), WordTokens(), ScriptedSampler(["Answer: x"]))
+    graph = build_fb_rag_graph(lm=ScriptedLM([]), token_lm=WordTokens(),
+                               light_lm=ScriptedSampler(["Answer: x"]))
 
     def ctx(read_words: int) -> FBRagContext:
         return FBRagContext(chunking="paragraphs", recall_words=3, read_words=read_words,

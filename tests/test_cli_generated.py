@@ -231,7 +231,8 @@ def ask(capsys, *words: str) -> list[str]:
 def test_single_time_retrieval_traces_its_sentences(capsys, monkeypatch):
     lm = ScriptedLM([ends("Alpha Beta was born in Kelmor.", low={"Kelmor.": 0.5})])
     register(monkeypatch, "scripted_single",
-             build_single_graph(lm, retriever(), SentenceSplitter()), FlareContext, "FLARE")
+             build_single_graph(lm=lm, retriever=retriever(), splitter=SentenceSplitter()),
+                                FlareContext, "FLARE")
     out = ask(capsys, "--method", "scripted_single", QUESTION)
     assert out == ["[0] min p=0.5  kept", *RETRIEVED, "    => Alpha Beta was born in Kelmor.",
                    "Alpha Beta was born in Kelmor."]
@@ -260,8 +261,8 @@ def fb_flags(tmp_path) -> list[str]:
 
 
 def test_fb_rag_traces_its_stages(capsys, monkeypatch, tmp_path):
-    graph = build_fb_rag_graph(ScriptedLM([ends("Bergen")]), WordTokens(),
-                               ScriptedSampler([RATIONALE]))
+    graph = build_fb_rag_graph(lm=ScriptedLM([ends("Bergen")]), token_lm=WordTokens(),
+                               light_lm=ScriptedSampler([RATIONALE]))
     register(monkeypatch, "scripted_fb_rag", graph, FBRagContext, "FB-RAG")
     out = "\n".join(ask(capsys, "--method", "scripted_fb_rag", *fb_flags(tmp_path),
                         "Where was the designer of the harbour lighthouse born?"))

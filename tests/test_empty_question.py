@@ -64,6 +64,7 @@ async def test_the_app_refuses_a_zero_width_question():
 
 
 async def test_fb_rag_refuses_a_zero_width_question():
-    graph = build_fb_rag_graph(ScriptedLM([]), WordTokens(), ScriptedSampler([RATIONALE]))
+    graph = build_fb_rag_graph(lm=ScriptedLM([]), token_lm=WordTokens(),
+                               light_lm=ScriptedSampler([RATIONALE]))
     with pytest.raises(EmptyQuestion):
         await graph.ainvoke({"question": ZERO_WIDTH, "context": CONTEXT}, context=fb_context())

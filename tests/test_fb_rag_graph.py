@@ -46,7 +46,7 @@ async def run(graph, ctx, question=QUESTION, text=CONTEXT):
 async def test_fb_rag_rescores_every_chunk_and_reads_the_best_in_the_contexts_order():
     light = ScriptedSampler([RATIONALE])
     strong = ScriptedLM([ends("Bergen")])
-    graph = build_fb_rag_graph(strong, WordTokens(), light)
+    graph = build_fb_rag_graph(lm=strong, token_lm=WordTokens(), light_lm=light)
     out, events = await run(graph, context())
     # stage I read only the lighthouse passage (the question's best); the light LM saw it alone
     assert out["recall"] == [0]
@@ -77,16 +77,19 @@ async def test_the_max_over_samples_decides_where_a_mean_would_not():
     mean = [sum(col) / 3 for col in zip(*per_sample, strict=True)]
     assert fb.ranking(mean)[0] == 3  # the premise: averaging would read the market passage
     light = ScriptedSampler([one, many, many])
-    graph = build_fb_rag_graph(ScriptedLM([ends("Bergen")]), WordTokens(), light)
+    graph = build_fb_rag_graph(lm=ScriptedLM([ends("Bergen")]), token_lm=WordTokens(),
+                               light_lm=light)
     out, _ = await run(graph, context(read_words=WORDS[2]))
     assert out["selected"] == [2]
 
 
 async def test_ours_fb_adds_the_questions_own_score():
     light = ScriptedSampler(["market Saturday morning"])
-    graph = build_fb_rag_graph(ScriptedLM([ends("Bergen")]), WordTokens(), light)
+    graph = build_fb_rag_graph(lm=ScriptedLM([ends("Bergen")]), token_lm=WordTokens(),
+                               light_lm=light)
     forward, _ = await run(graph, context(read_words=WORDS[3]))
-    graph = build_fb_rag_graph(ScriptedLM([ends("Bergen")]), WordTokens(), light)
+    graph = build_fb_rag_graph(lm=ScriptedLM([ends("Bergen")]), token_lm=WordTokens(),
+                               light_lm=light)
     both, _ = await run(graph, context(read_words=WORDS[0], eta_b=0.5, eta_f=0.5,
                                        scale="minmax"))
     assert forward["selected"] == [3]  # the samples alone point at the market
@@ -95,7 +98,8 @@ async def test_ours_fb_adds_the_questions_own_score():
 
 async def test_k_separate_requests_are_asked_for_when_chosen():
     light = ScriptedSampler([RATIONALE])
-    graph = build_fb_rag_graph(ScriptedLM([ends("Bergen")]), WordTokens(), light)
+    graph = build_fb_rag_graph(lm=ScriptedLM([ends("Bergen")]), token_lm=WordTokens(),
+                               light_lm=light)
     out, _ = await run(graph, context(separate_requests=True, seed=7))
     assert light.calls[0]["separate"] and light.calls[0]["seed"] == 7
     assert out["lm_calls"] == 4
@@ -106,7 +110,7 @@ async def test_k_separate_requests_are_asked_for_when_chosen():
     ("vanilla_rag", [0, 2], ["designed by Ada", "born in Bergen"])])
 async def test_rag_baselines_read_the_questions_best_chunks(kind, selected, order):
     strong = ScriptedLM([ends("Bergen")])
-    out, _ = await run(build_baseline_graph(kind, strong, WordTokens()), context())
+    out, _ = await run(build_baseline_graph(kind, lm=strong, token_lm=WordTokens()), context())
     assert sorted(out["selected"]) == selected and out["route"] == kind
     prompt = strong.prompts[0]
     assert prompt.index(order[0]) < prompt.index(order[1])
@@ -116,8 +120,9 @@ async def test_vanilla_rag_reads_best_first_and_op_rag_in_the_contexts_order():
     question = "When does the market open on Saturday morning near the lighthouse?"
     ctx = context(read_words=WORDS[0] + WORDS[3])
     vanilla, op = ScriptedLM([ends("Saturday")]), ScriptedLM([ends("Saturday")])
-    v, _ = await run(build_baseline_graph("vanilla_rag", vanilla, WordTokens()), ctx, question)
-    o, _ = await run(build_baseline_graph("op_rag", op, WordTokens()), ctx, question)
+    v, _ = await run(build_baseline_graph("vanilla_rag", lm=vanilla, token_lm=WordTokens()), ctx,
+                                          question)
+    o, _ = await run(build_baseline_graph("op_rag", lm=op, token_lm=WordTokens()), ctx, question)
     assert v["selected"] == [3, 0] and o["selected"] == [0, 3]
     assert vanilla.prompts[0].index("Saturday") < vanilla.prompts[0].index("lighthouse was")
     assert op.prompts[0].index("lighthouse was") < op.prompts[0].index("Saturday")
@@ -125,21 +130,23 @@ async def test_vanilla_rag_reads_best_first_and_op_rag_in_the_contexts_order():
 
 async def test_self_route_falls_back_to_the_whole_context_when_the_reader_declines():
     strong = ScriptedLM([ends("Unanswerable."), ends("Bergen")])
-    out, events = await run(build_baseline_graph("self_route", strong, WordTokens()), context())
+    out, events = await run(build_baseline_graph("self_route", lm=strong, token_lm=WordTokens()),
+                                                 context())
     assert "unanswerable" in strong.prompts[0]
     assert all(p in strong.prompts[1] for p in PARAGRAPHS)
     assert out["answer"] == "Bergen" and out["route"] == "long_context"
     assert out["lm_calls"] == 2
     assert [e["name"] for e in events][-2:] == ["generate", "long_context"]
     answered = ScriptedLM([ends("Bergen")])
-    out, _ = await run(build_baseline_graph("self_route", answered, WordTokens()), context())
+    out, _ = await run(build_baseline_graph("self_route", lm=answered, token_lm=WordTokens()),
+                                            context())
     assert out["route"] == "op_rag" and len(answered.prompts) == 1
 
 
 async def test_a_context_longer_than_the_readers_window_is_cut_in_the_middle(caplog):
     strong = ScriptedLM([ends("Bergen")])
     tokens = WordTokens(window=80)
-    out, _ = await run(build_baseline_graph("long_context", strong, tokens), context())
+    out, _ = await run(build_baseline_graph("long_context", lm=strong, token_lm=tokens), context())
     prompt = strong.prompts[0]
     assert out["truncated_tokens"] > 0
     assert len(await tokens.tokenize(prompt)) <= 80 - 32 - 4
@@ -150,14 +157,16 @@ async def test_a_context_longer_than_the_readers_window_is_cut_in_the_middle(cap
 
 async def test_a_light_prompt_too_long_for_its_window_is_cut_too():
     light = ScriptedSampler([RATIONALE], window=130)
-    graph = build_fb_rag_graph(ScriptedLM([ends("Bergen")]), WordTokens(), light)
+    graph = build_fb_rag_graph(lm=ScriptedLM([ends("Bergen")]), token_lm=WordTokens(),
+                               light_lm=light)
     out, _ = await run(graph, context(recall_words=200, read_words=WORDS[0]))
     assert out["truncated_tokens"] > 0
     assert len(light.prompts[0].split(" ")) <= 130 - 96 - 4
 
 
 async def test_bad_input_is_named():
-    graph = build_fb_rag_graph(ScriptedLM([]), WordTokens(), ScriptedSampler([RATIONALE]))
+    graph = build_fb_rag_graph(lm=ScriptedLM([]), token_lm=WordTokens(),
+                               light_lm=ScriptedSampler([RATIONALE]))
     with pytest.raises(ActiveRagError, match="question is empty"):
         await run(graph, context(), question=" ")
     with pytest.raises(ActiveRagError, match=r"read_words \(Y = 500\) is not below the "
@@ -184,7 +193,7 @@ class Down:
 
 
 async def test_a_light_server_that_is_down_is_named_as_the_light_sampler():
-    graph = build_fb_rag_graph(ScriptedLM([]), WordTokens(), Down())
+    graph = build_fb_rag_graph(lm=ScriptedLM([]), token_lm=WordTokens(), light_lm=Down())
     with pytest.raises(LMServerUnreachable, match="light sampler at http://127.0.0.1:8765/v1"):
         await run(graph, context())
 
@@ -192,7 +201,7 @@ async def test_a_light_server_that_is_down_is_named_as_the_light_sampler():
 async def test_the_answer_is_the_readers_first_non_empty_line():
     strong = ScriptedLM([[("\n", 0.9), ("\n", 0.9), ("Bergen", 0.9), ("\n", 0.9),
                           ("Passage", 0.9), ("\nQuestion:", 0.9)]])
-    out, _ = await run(build_baseline_graph("op_rag", strong, WordTokens()), context())
+    out, _ = await run(build_baseline_graph("op_rag", lm=strong, token_lm=WordTokens()), context())
     assert out["answer"] == "Bergen"
 
 

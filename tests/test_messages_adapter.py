@@ -153,6 +153,8 @@ async def test_a_method_answers_in_a_messages_state_parent_with_sources_trace_an
     assert meta["trace"][0]["retrieved"] is True
     assert meta["costs"]["lm_calls"] == 2 and meta["costs"]["retrievals"] >= 1
     assert reply.usage_metadata["input_tokens"] == meta["costs"]["prompt_tokens"] > 0
+    usage = reply.usage_metadata
+    assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"] > 0
     # the method was asked the latest human message, not an earlier one
     assert f"Question: {ASKED}" in lm.prompts[0] and "Where is Gepu?" not in lm.prompts[0]
 

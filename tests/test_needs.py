@@ -126,8 +126,8 @@ async def test_the_client_without_logprobs_runs_single_on_such_a_server():
         gen = await lm.generate("Where?", max_tokens=3)
         assert gen.text == " Kelmor lies on"
         assert gen.tokens == [] and gen.generated_tokens == 3
-        graph = build_single_graph(lm, memory_retriever({"Kelmor": "Kelmor lies on the Vedria."},
-                                                        1), SentenceSplitter())
+        retriever = memory_retriever({"Kelmor": "Kelmor lies on the Vedria."}, 1)
+        graph = build_single_graph(lm=lm, retriever=retriever, splitter=SentenceSplitter())
         out = await graph.ainvoke({"question": QUESTION}, context=FlareContext(base_url=url))
     assert out["answer"].strip() == REPLY.strip()
     asked = [body for path, body in b.requests if path.endswith("completions")]

@@ -166,8 +166,9 @@ async def test_explicit_queries_show_the_spans_and_the_questions_asked():
 async def test_the_next_sentence_graph_shows_its_whole_draft_query():
     from activerag.graphs.flare import build_next_sentence_graph
 
-    graph = build_next_sentence_graph(unsure_then_sure(), memory_retriever(PASSAGES, k=2),
-                                      SentenceSplitter())
+    graph = build_next_sentence_graph(lm=unsure_then_sure(), retriever=memory_retriever(PASSAGES,
+                                      k=2),
+                                      splitter=SentenceSplitter())
     seen = dict(await updates(graph))
     assert seen["formulate_query"]["decision"] == {
         "node": "formulate_query", "formulation": "whole",

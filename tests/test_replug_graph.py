@@ -221,7 +221,8 @@ async def flare_replug_run() -> tuple[dict, ScriptedLM, ScriptedTokenLM]:
     draft = ScriptedLM([ends("Alpha Beta was born in Gepu.", low={"Gepu.": 0.2})])
     token_lm = ScriptedTokenLM({"Vesk": says("Alpha Beta was born in Vesk."),
                                 "Ulm": says("Alpha Beta was born in Ulm.")})
-    graph = build_flare_replug_graph(draft, token_lm, retriever(), SentenceSplitter())
+    graph = build_flare_replug_graph(lm=draft, token_lm=token_lm, retriever=retriever(),
+                                     splitter=SentenceSplitter())
     out = await graph.ainvoke({"question": QUESTION},
                               context=FlareContext(theta=0.5, initial_retrieval=False))
     return out, draft, token_lm

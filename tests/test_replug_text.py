@@ -98,7 +98,8 @@ async def test_flare_replug_writes_characters_split_over_tokens_whole():
     draft = ScriptedLM([ends("Alpha Beta was born in Gepu.", low={"Gepu.": 0.2})])
     said = "Alpha Beta was born in Dvořák."
     token_lm = ByteTokenLM({"Vesk": spells(said), "Ulm": spells(said)})
-    graph = build_flare_replug_graph(draft, token_lm, retriever(), SentenceSplitter())
+    graph = build_flare_replug_graph(lm=draft, token_lm=token_lm, retriever=retriever(),
+                                     splitter=SentenceSplitter())
     out = await graph.ainvoke({"question": QUESTION},
                               context=FlareContext(theta=0.5, initial_retrieval=False))
     assert out["answer"] == said

@@ -81,8 +81,9 @@ async def test_a_seeded_request_is_served_only_by_the_identical_one(tmp_path):
 
 async def test_the_graph_reports_the_cached_draws_wall_time(tmp_path):
     inner = CountingSampler()
-    graph = build_fb_rag_graph(ScriptedLM([ends("Bergen"), ends("Bergen")]), WordTokens(),
-                               CachedSampler(inner, tmp_path / "c.sqlite"))
+    graph = build_fb_rag_graph(lm=ScriptedLM([ends("Bergen"), ends("Bergen")]),
+                               token_lm=WordTokens(),
+                               light_lm=CachedSampler(inner, tmp_path / "c.sqlite"))
     fresh, _ = await run(graph, context())
     cached, events = await run(graph, context())
     assert inner.requests == [3] and cached["samples"] == fresh["samples"]

@@ -141,11 +141,11 @@ async def test_flares_retrieve_node_can_be_swapped_and_is_flares_by_default():
     tokens = token_lm(Orvath=0.5, Tesselby=0.99, Quindle=0.8, Marrowin=0.3)
     retriever = memory_retriever(PASSAGES, k=10)
     parts = Parts(token_lm=tokens, retriever=retriever)
-    swapped = build_flare_graph(scripted_lm(), retriever, SentenceSplitter(),
+    swapped = build_flare_graph(lm=scripted_lm(), retriever=retriever, splitter=SentenceSplitter(),
                                 retrieve=make_seakr_retrieve(parts))
     out = await swapped.ainvoke(QUESTION, context=FlareContext(theta=0.5, k=1))
     assert out["trace"][0]["doc_titles"] == ["Alpha Beta (Tesselby)"]
-    plain = build_flare_graph(scripted_lm(), retriever, SentenceSplitter())
+    plain = build_flare_graph(lm=scripted_lm(), retriever=retriever, splitter=SentenceSplitter())
     out = await plain.ainvoke(QUESTION, context=FlareContext(theta=0.5, k=1))
     assert out["trace"][0]["doc_titles"] == ["Alpha Beta (Orvath)"]
     assert "rerank" not in out["trace"][0]

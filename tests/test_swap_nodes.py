@@ -50,7 +50,8 @@ async def test_fb_rag_with_the_readmes_sample_never_asks_the_light_lm():
     swaps = readme_swaps()
     light = ScriptedSampler([RATIONALE])
     strong = ScriptedLM([ends("Bergen")])
-    graph = build_fb_rag_graph(strong, WordTokens(), light, sample=swaps["question_as_sample"])
+    graph = build_fb_rag_graph(lm=strong, token_lm=WordTokens(), light_lm=light,
+                               sample=swaps["question_as_sample"])
     out = await graph.ainvoke({"question": FB_QUESTION, "context": CONTEXT}, context=context())
     assert light.prompts == [] and out["samples"] == [FB_QUESTION]
     # the question's words alone rank the lighthouse passage first, not Ada Marlow's, which
