@@ -51,10 +51,26 @@ class MethodsHelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 def parser() -> argparse.ArgumentParser:
-    """The argument parser of `activerag`."""
+    """The argument parser of `activerag`: one subcommand each, made by its own function."""
     p = argparse.ArgumentParser(prog="activerag", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
+    _add_serve(sub)
+    _add_ingest(sub)
+    _add_ask(sub)
+    _add_eval(sub)
+    _add_sweep(sub)
+    _add_train_retriever(sub)
+    add_train_router(sub)
+    from activerag.cli.doctor import add_doctor
 
+    add_doctor(sub)
+    _add_longctx(sub)
+    _add_demo(sub)
+    return p
+
+
+def _add_serve(sub: Any) -> None:
+    """`serve`: start a model server, or stop them."""
     s = sub.add_parser("serve", help="start vLLM (or llama.cpp) with the default (or a given) "
                                       "model")
     s.add_argument("--engine", default="vllm",
@@ -91,6 +107,9 @@ def parser() -> argparse.ArgumentParser:
                    help="stop the servers activerag started (with --model or --port: that one)")
     s.set_defaults(func=serve)
 
+
+def _add_ingest(sub: Any) -> None:
+    """`ingest`: a corpus into the stores."""
     i = sub.add_parser("ingest", help="add a corpus (jsonl, json, DPR tsv, txt, md) to the stores")
     i.add_argument("path", nargs="?")
     i.add_argument("--demo", action="store_true", help="ingest the shipped demo corpus")
@@ -99,6 +118,9 @@ def parser() -> argparse.ArgumentParser:
     i.add_argument("--max-words", type=int, default=120, help="passage length")
     i.set_defaults(func=ingest)
 
+
+def _add_ask(sub: Any) -> None:
+    """`ask`: one question, with every run flag."""
     a = sub.add_parser("ask", help="answer one question", epilog=METHODS_EPILOG,
                        formatter_class=MethodsHelpFormatter)
     a.add_argument("question")
@@ -121,6 +143,9 @@ def parser() -> argparse.ArgumentParser:
     add_flags(a, RUN_GROUPS)
     a.set_defaults(func=lambda args, st: asyncio.run(ask(args, st)))
 
+
+def _add_eval(sub: Any) -> None:
+    """`eval`: methods on a dataset, with every run flag."""
     e = sub.add_parser("eval", help="evaluate methods on a dataset (resumable)",
                        epilog=METHODS_EPILOG, formatter_class=MethodsHelpFormatter)
     e.add_argument("--dataset", default="demo",
@@ -147,6 +172,9 @@ def parser() -> argparse.ArgumentParser:
     add_flags(e, RUN_GROUPS)
     e.set_defaults(func=eval_methods)
 
+
+def _add_sweep(sub: Any) -> None:
+    """`sweep`: the ablations' tables and plots."""
     w = sub.add_parser("sweep", help="the paper's ablations, the triggers, the app: tables "
                                      "and plots")
     w.add_argument("kind", choices=["theta", "beta", "next_previous", "window", "trigger", "app",
@@ -166,6 +194,9 @@ def parser() -> argparse.ArgumentParser:
     add_flags(w, [SERVING, FLARE])
     w.set_defaults(func=sweep)
 
+
+def _add_train_retriever(sub: Any) -> None:
+    """`train-retriever`: REPLUG-LSR's query encoder."""
     t = sub.add_parser("train-retriever",
                        help="REPLUG-LSR: train a query encoder from the served LM's scores")
     t.add_argument("--out", required=True, help="folder for the encoder and its checkpoints")
@@ -197,11 +228,10 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--base-url", dest="base_url")
     t.add_argument("--model")
     t.set_defaults(func=train_retriever)
-    add_train_router(sub)
-    from activerag.cli.doctor import add_doctor
 
-    add_doctor(sub)
 
+def _add_longctx(sub: Any) -> None:
+    """`longctx build`: LongBench-style inputs."""
     lc = sub.add_parser("longctx", help="LongBench-style long-context inputs (FB-RAG)")
     lc_sub = lc.add_subparsers(dest="longctx_command", required=True)
     b = lc_sub.add_parser("build", help="pad 2wiki500 or HotpotQA questions' own paragraphs "
@@ -214,11 +244,12 @@ def parser() -> argparse.ArgumentParser:
                                  "DATASET-WORDSw.jsonl; never inside the repository)")
     b.set_defaults(func=longctx_build)
 
+
+def _add_demo(sub: Any) -> None:
+    """`demo`: the newcomer's first run."""
     d = sub.add_parser("demo", help="serve, ingest the demo corpus, answer demo questions")
     d.add_argument("--n", type=int, default=2, help="questions of each kind (two-hop, one-hop)")
     d.set_defaults(func=demo)
-    return p
-
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `activerag` command."""
