@@ -227,6 +227,11 @@ def main() -> int:
                              "between processes; their rows go to OUT-seedN-A-B.partial.json")
     parser.add_argument("--merge", nargs="+", type=Path, default=None,
                         help="write the report from these parts' rows instead of running")
+    parser.add_argument("--rerun", type=Path, default=None,
+                        help="run again only the survivors of this report's JSON, each with "
+                             "its covering tests and those of --with (tests written since)")
+    parser.add_argument("--with", dest="extra", nargs="*", default=[],
+                        help="test files every survivor of --rerun runs too")
     parser.add_argument("--tests", nargs="+", default=["tests"],
                         help="the unit tests whose coverage says who runs what (default: all)")
     args = parser.parse_args()
@@ -243,6 +248,10 @@ def main() -> int:
         rows = [r for part in args.merge for r in json.loads(part.read_text())]
         rows = [{**r, "review": reviewed.get(r["key"], "")} for r in rows]
         report(rows, args, len(pool), None, out)
+        return 0
+    if args.rerun:
+        rows = rerun(json.loads(args.rerun.read_text()), args, reviewed)
+        report(rows, args, len(pool), (time.monotonic() - started) / 60, out)
         return 0
     first = 0
     if args.part:
@@ -274,6 +283,39 @@ def main() -> int:
             print(f"[{first + i}/{first + len(sample)}] {outcome:26} {m.key}", flush=True)
     report(rows, args, len(pool), (time.monotonic() - started) / 60, out)
     return 0
+
+
+def rerun(rows: list[dict[str, Any]], args: argparse.Namespace,
+          reviewed: dict[str, str]) -> list[dict[str, Any]]:
+    """ROWS with each survivor run again on today's tree: its covering tests (--coverage) and
+    those of --with; a survivor whose line has since changed is kept as it was, so marked."""
+    out = []
+    with tempfile.TemporaryDirectory(prefix="mutants-") as tmp:
+        dest = Path(tmp)
+        copy_tree(dest)
+        check_imports_copy(dest)
+        coverage = who_runs_what(dest, 3 * 3600, args.tests, args.coverage)
+        for row in rows:
+            if not row["outcome"].startswith("survived"):
+                out.append(row)
+                continue
+            m = Mutant(row["file"], row["line"], row["operator"], row["before"], row["after"],
+                       tuple(row["start"]), tuple(row["end"]))  # type: ignore[arg-type]
+            where = installed_path(m.file)
+            original = (dest / where).read_text()
+            lines = original.splitlines(keepends=True)
+            segment = "".join(lines[m.start[0] - 1:m.end[0]]).encode()
+            if m.before.encode() not in segment:
+                out.append({**row, "outcome": row["outcome"] + " (line since changed)"})
+                continue
+            tests = [*coverage.get(where, {}).get(m.line, []), *args.extra]
+            (dest / where).write_text(apply(original, m))
+            outcome = run(dest, tests, args.timeout)
+            (dest / where).write_text(original)
+            out.append({**row, "tests": len(tests), "outcome": outcome,
+                        "review": reviewed.get(m.key, "")})
+            print(f"{outcome:26} {m.key}", flush=True)
+    return out
 
 
 def report(rows: list[dict[str, Any]], args: argparse.Namespace, pool: int,

@@ -46,3 +46,10 @@ def test_a_prompt_that_leaves_no_room_is_too_long(message):
 
 def test_other_rejections_are_not_too_long():
     assert too_long_error("m", "temperature must be non-negative, got -1.0") is None
+
+
+def test_a_prompt_past_a_llama_server_slot_says_how_slots_share_the_window():
+    error = too_long_error("m", "request (5000 tokens) exceeds the available context size "
+                                "(4096 tokens), try increasing it")
+    assert isinstance(error, PromptTooLong) and "--parallel" in str(error)
+    assert "slot" in str(error) and "--max-model-len" in str(error)

@@ -79,3 +79,39 @@ def test_a_beta_sweep_of_masking_options_alone_plots_without_the_per_token_curve
             ("beta=0.6 word", 0.6, summary(0.25, 0.5, 4.0))]
     plot("beta", rows, tmp_path / "b.png", RESULT)
     assert (tmp_path / "b.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def drawn(monkeypatch, name, rows, tmp_path):
+    """The figure `plot` draws, kept from being closed."""
+    import matplotlib.pyplot as plt
+
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    plot(name, rows, tmp_path / "p.png", RESULT)
+    return figures[0]
+
+
+def test_the_theta_plot_is_em_against_retrieval_rate_with_shared_labels(monkeypatch, tmp_path):
+    """Figure 5: x is the share of sentences that retrieved, y EM and F1 in percent; points
+    within 5 points of retrieval at the same EM share one θ label, in the sweep's order."""
+    rows = [("theta=0.4", 0.4, {**summary(0.25, 0.50, 4.0), "em": 0.20}),
+            ("theta=0.3", 0.3, {**summary(0.25, 0.52, 4.0), "em": 0.20}),
+            ("theta=0.9", 0.9, {**summary(0.35, 0.90, 6.0), "em": 0.30})]
+    ax = drawn(monkeypatch, "theta", rows, tmp_path).axes[0]
+    em, f1 = (bars.lines[0] for bars in ax.containers)
+    assert list(em.get_xdata()) == [50.0, 52.0, 90.0] == list(f1.get_xdata())
+    assert list(em.get_ydata()) == [20.0, 20.0, 30.0]
+    assert list(f1.get_ydata()) == [25.0, 25.0, 35.0]
+    notes = {t.get_text(): (t.xy, t.get_ha()) for t in ax.texts}
+    assert notes == {"θ=0.4,0.3": ((50.0, 20.0), "center"), "θ=0.9": ((90.0, 30.0), "right")}
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "EM (95% interval)", "F1 (95% interval)"]
+
+
+def test_a_cost_plot_puts_a_label_near_the_last_below_its_point(monkeypatch, tmp_path):
+    rows = [("never", 0, summary(0.10, 0.0, 2.0)),
+            ("min_prob θ=0.4", 0.4, summary(0.20, 0.50, 4.0)),
+            ("min_prob θ=0.5", 0.5, summary(0.25, 0.52, 4.1))]
+    ax = drawn(monkeypatch, "trigger", rows, tmp_path).axes[0]
+    offsets = {t.get_text(): (t.xyann, t.get_fontsize()) for t in ax.texts}
+    assert offsets == {"θ=0.4": ((4, 4), 7.0), "θ=0.5": ((4, -11), 7.0)}
