@@ -70,7 +70,7 @@ BREAKAGES = [
              'return Steps(positions, choice.get("finish_reason") == "stop",',
              'return Steps(positions, choice.get("finish_reason") == "length",',
              ("tests/test_retry.py", "tests/test_replug_graph.py")),
-    Breakage("combined_no_dedup", "nodes/flare.py",
+    Breakage("combined_no_dedup", "nodes/loop.py",
              "        have = {d.id or d.page_content for d in docs}",
              "        have: set[str] = set()",
              ("tests/test_schedules.py", "tests/test_graph_routing.py")),
