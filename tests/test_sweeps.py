@@ -94,16 +94,19 @@ def drawn(monkeypatch, name, rows, tmp_path):
 def test_the_theta_plot_is_em_against_retrieval_rate_with_shared_labels(monkeypatch, tmp_path):
     """Figure 5: x is the share of sentences that retrieved, y EM and F1 in percent; points
     within 5 points of retrieval at the same EM share one θ label, in the sweep's order."""
-    rows = [("theta=0.4", 0.4, {**summary(0.25, 0.50, 4.0), "em": 0.20}),
-            ("theta=0.3", 0.3, {**summary(0.25, 0.52, 4.0), "em": 0.20}),
-            ("theta=0.9", 0.9, {**summary(0.35, 0.90, 6.0), "em": 0.30})]
+    rows = [("theta=0.9", 0.9, {**summary(0.35, 0.855, 6.0), "em": 0.30}),
+            ("theta=0.4", 0.4, {**summary(0.25, 0.50, 4.0), "em": 0.20}),
+            ("theta=0.3", 0.3, {**summary(0.25, 0.50, 4.0), "em": 0.20}),
+            ("theta=0.2", 0.2, {**summary(0.25, 0.53, 4.0), "em": 0.20})]
     ax = drawn(monkeypatch, "theta", rows, tmp_path).axes[0]
     em, f1 = (bars.lines[0] for bars in ax.containers)
-    assert list(em.get_xdata()) == [50.0, 52.0, 90.0] == list(f1.get_xdata())
-    assert list(em.get_ydata()) == [20.0, 20.0, 30.0]
-    assert list(f1.get_ydata()) == [25.0, 25.0, 35.0]
+    assert list(em.get_xdata()) == [85.5, 50.0, 50.0, 53.0] == list(f1.get_xdata())
+    assert list(em.get_ydata()) == [30.0, 20.0, 20.0, 20.0]
+    assert list(f1.get_ydata()) == [35.0, 25.0, 25.0, 25.0]
     notes = {t.get_text(): (t.xy, t.get_ha()) for t in ax.texts}
-    assert notes == {"θ=0.4,0.3": ((50.0, 20.0), "center"), "θ=0.9": ((90.0, 30.0), "right")}
+    # tied points keep the sweep's order; a point right of 85% is labelled to its left
+    assert notes == {"θ=0.4,0.3,0.2": ((50.0, 20.0), "center"),
+                     "θ=0.9": ((85.5, 30.0), "right")}
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
         "EM (95% interval)", "F1 (95% interval)"]
 
