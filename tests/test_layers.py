@@ -20,7 +20,7 @@ LAYERS = {
     "activerag.context_after_flare": 1,
     # what a graph's steps do; checkpoints; the run page's pure logic
     "activerag.nodes": 2, "activerag.durable": 2, "activerag.durable_pg": 2,
-    "activerag.page_logic": 2,
+    "activerag.page_logic": 2, "activerag.page_record": 2,
     # wiring
     "activerag.graphs": 3,
     # on top: evaluation, the CLI, training, the run page, long contexts, test support
