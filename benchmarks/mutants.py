@@ -306,7 +306,8 @@ def rerun(rows: list[dict[str, Any]], args: argparse.Namespace,
             lines = original.splitlines(keepends=True)
             segment = "".join(lines[m.start[0] - 1:m.end[0]]).encode()
             if m.before.encode() not in segment:
-                out.append({**row, "outcome": row["outcome"] + " (line since changed)"})
+                moved = row["outcome"].split(" (line since changed)")[0]
+                out.append({**row, "outcome": moved + " (line since changed)"})
                 continue
             tests = [*coverage.get(where, {}).get(m.line, []), *args.extra]
             (dest / where).write_text(apply(original, m))
@@ -316,6 +317,11 @@ def rerun(rows: list[dict[str, Any]], args: argparse.Namespace,
                         "review": reviewed.get(m.key, "")})
             print(f"{outcome:26} {m.key}", flush=True)
     return out
+
+
+def _outcome(text: str) -> str:
+    """A survivor's outcome for the table: why its tests passed, if not because all ran."""
+    return text.removeprefix("survived").strip(" ()").replace(") (", ", ") or "all passed"
 
 
 def report(rows: list[dict[str, Any]], args: argparse.Namespace, pool: int,
@@ -333,10 +339,10 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, pool: int,
              f"**Killed {killed} of {len(counted)} non-equivalent mutants: "
              f"{killed / max(len(counted), 1):.1%} [{low:.1%}, {high:.1%}]** "
              f"({len(equivalent)} reviewed as equivalent and left out; goal 90%).", "",
-             "| survivor | operator | tests run | review |", "|---|---|---|---|"]
+             "| survivor | operator | tests run | outcome | review |", "|---|---|---|---|---|"]
     survivors = [r for r in rows if r["outcome"].startswith("survived")]
     lines += [f"| `{r['key'].replace('|', '¦')}` | {r['operator']} | {r['tests']} | "
-              f"{r['review'] or 'unreviewed'} |" for r in survivors]
+              f"{_outcome(r['outcome'])} | {r['review'] or 'unreviewed'} |" for r in survivors]
     out.with_suffix(".partial.json").unlink(missing_ok=True)
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
