@@ -48,8 +48,8 @@ MUTATION_MIN ?= 85
 MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.nodes.replug_logic.*' 'activerag.evaluation.metrics.*' \
 	'activerag.stores.documents.x_passage_id__*' 'activerag.stores.documents.x_make_document__*' \
 	'activerag.stores.documents.x_split_passages__*' \
-	'activerag.serving.cache.x*CachedLM*_key__*' 'activerag.serving.lm.x_trim__*' \
-	'activerag.serving.lm.x__tokens_of__*' 'activerag.lsr.objective.x_lsr_loss__*' \
+	'activerag.serving.cache.x*CachedLM*_key__*' 'activerag.serving.generation.x_trim__*' \
+	'activerag.serving.generation.x__tokens_of__*' 'activerag.lsr.objective.x_lsr_loss__*' \
 	'activerag.lsr.objective.x_lr_factor__*' 'activerag.lsr.objective.x_lm_score__*' \
 	'activerag.lsr.data.x_title_recall__*' 'activerag.lsr.data.x_halves__*' \
 	'activerag.lsr.data.x_lm_split__*' 'activerag.lsr.data.x_overlap__*' \
@@ -59,7 +59,7 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.node
 	'activerag.nodes.adaptive_logic.*' \
 	'activerag.nodes.messages_logic.*' \
 	'activerag.page_logic.*' \
-	'activerag.serving.server.x_assemble_gguf__*' 'activerag.serving.server.x_is_our_server__*' \
+	'activerag.serving.models.x_assemble_gguf__*' 'activerag.serving.server.x_is_our_server__*' \
 	'activerag.serving.catalogue.x_catalogue_model__*' 'activerag.serving.catalogue.x_check_fits__*' \
 	'activerag.serving.replicas.x_order__*' \
 	'activerag.serving.replicas.x_home__*' 'activerag.serving.replicas.x_sticky_key__*' \
@@ -67,8 +67,8 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.node
 	'activerag.stores.bm25_index.x*BM25Index*top__*' 'activerag.stores.bm25_index.x_mean_idf__*' \
 	'activerag.stores.bm25_index.x*BM25Index*build__*' 'activerag.nodes.triggers.x_min_prob__*' \
 	'activerag.nodes.triggers.x_mean_surprisal__*' 'activerag.nodes.triggers.x_every_n__*' \
-	'activerag.nodes.triggers.x_trigger_named__*' 'activerag.nodes.triggers.x_entropy__*' \
-	'activerag.nodes.triggers.x_token_entropy__*' 'activerag.serving.lm.x_check_alternatives__*' \
+	'activerag.trigger_names.*' 'activerag.nodes.triggers.x_entropy__*' \
+	'activerag.nodes.triggers.x_token_entropy__*' 'activerag.serving.generation.x_check_alternatives__*' \
 	'activerag.nodes.app.x_answer_confidence__*' 'activerag.nodes.app.x_route_question__*' \
 	'activerag.nodes.app.x_route_after_single__*' 'activerag.evaluation.sweeps.x_pareto__*' \
 	'activerag.nodes.gate_logic.*' 'activerag.nodes.triggers.x_top_logprobs_for__*' \
