@@ -195,3 +195,15 @@ def test_the_names_a_context_accepts_are_those_the_nodes_register():
 
     assert set(t.TRIGGERS) == trigger_names.TRIGGERS
     assert set(t.ESTIMATORS) == trigger_names.ESTIMATORS
+
+
+def test_an_unknown_trigger_or_estimator_says_how_to_add_one():
+    from activerag.errors import UnknownTrigger
+    from activerag.trigger_names import check_estimator, check_trigger
+
+    with pytest.raises(UnknownTrigger, match=r"known: .*min_prob.* \(register one with "
+                                             r"activerag\.nodes\.triggers\.register\)$"):
+        check_trigger("nope")
+    with pytest.raises(UnknownTrigger, match=r"known: .*lexsim.* \(register one with "
+                                             r"activerag\.nodes\.triggers\.register_estimator\)$"):
+        check_estimator("nope")
