@@ -32,42 +32,6 @@ FB_ORDER = ["fb_rag", "fb_rag_fb", "op_rag", "vanilla_rag", "self_route", "long_
 FB_DATASETS = {"hotpotqa": "HotpotQA (rpt test split)", "2wiki500": "2WikiMultihopQA (2wiki500)"}
 Y1000 = {m: f"{m} Y=1000" for m in ("fb_rag", "fb_rag_fb", "op_rag")}
 fb_tables = {}
-for ds, name in FB_DATASETS.items():
-    # Y = 500 is the table; the Y = 1000 rows and the ceilings join it where they were run
-    extra = {f"fbrag-{ds}-y1000": Y1000, f"fbrag-oracle-{ds}": None}
-    fb_tables[ds] = merged_table(
-        f"fbrag-{ds}-1500w", f"FB-RAG and its baselines on {name}: {FB_SETUP}; Y = 500 words "
-        "unless named; p: paired bootstrap against fb_rag",
-        {f"fbrag-{ds}-y500": None,
-         **{run: keep for run, keep in extra.items() if (RUNS / run / "examples.jsonl").exists()}},
-        FB_ORDER,
-        columns=LONG_CONTEXT_COLUMNS)
-merged_table("fbrag-hotpotqa-samples",
-             f"FB-RAG (Ours-F, Y = 500) with K = 1..5 samples on HotpotQA: {FB_SETUP}; K < 5 "
-             "reads the first K of the same K = 5 draw, so its latency_seconds counts the K = 5 "
-             "draw (what K costs is measured in fbrag-cost.md); p: paired bootstrap against K=5",
-             {"fbrag-hotpotqa-y500": {"fb_rag": "K=5"},
-              **{f"fbrag-hotpotqa-k{k}": {"fb_rag": f"K={k}"} for k in range(1, 5)}},
-             [f"K={k}" for k in (5, 1, 2, 3, 4)], columns=LONG_CONTEXT_COLUMNS)
-merged_table("fbrag-hotpotqa-light-model",
-             f"FB-RAG's light model, SmolLM2-135M against Gemma 3 270M, on HotpotQA: "
-             f"{fb_setup('the named model samples, ')}; the SmolLM2 row's samples were drawn "
-             "beside other runs (its latency is not comparable), the Gemma row's alone on the "
-             "machine; p: paired bootstrap against the SmolLM2 row",
-             {"fbrag-hotpotqa-y500": {"fb_rag": "fb_rag, SmolLM2 light", "op_rag": "op_rag"},
-              "fbrag-hotpotqa-gemma-light": {"fb_rag": "fb_rag, Gemma light"}},
-             ["fb_rag, SmolLM2 light", "fb_rag, Gemma light", "op_rag"],
-             only_done="fb_rag, Gemma light", columns=LONG_CONTEXT_COLUMNS)
-merged_table("fbrag-hotpotqa-3000w",
-             "FB-RAG at X = 1,500 -> Y = 1,000 over HotpotQA contexts of about 3,000 words "
-             "(stage I reads half of the context): SmolLM2-135M-Instruct samples (K = 5), "
-             "Qwen2.5-Coder-0.5B-Instruct reads, served with an 8,192-token window so that "
-             "long_context reads the whole context uncut; two questions at a time, alone on the "
-             "machine; p: paired bootstrap against fb_rag",
-             {"fbrag-hotpotqa3000-y1000": None}, ["fb_rag", "op_rag", "long_context"],
-             columns=LONG_CONTEXT_COLUMNS)
-if (RUNS / "fbrag-cost.md").exists():
-    shutil.copy(RUNS / "fbrag-cost.md", OUT / "fbrag-cost.md")
 
 
 CEILINGS = ("gold paragraphs", "answer as query")
@@ -117,9 +81,6 @@ def plot_fb_rag(tables: dict) -> None:
     plt.close(fig)
 
 
-plot_fb_rag(fb_tables)
-
-
 def recall_table() -> None:
     """How much of the gold paragraphs stage II's ranking reads against the question's own
     (OP-RAG), paired: the direction check a small model can show even where F1 cannot. The
@@ -158,5 +119,50 @@ def recall_table() -> None:
     print((OUT / "fbrag-recall.md").read_text())
 
 
-recall_table()
+def main() -> None:
+    """Everything above, in order: each table or plot whose runs are there."""
+    for ds, name in FB_DATASETS.items():
+        # Y = 500 is the table; the Y = 1000 rows and the ceilings join it where they were run
+        extra = {f"fbrag-{ds}-y1000": Y1000, f"fbrag-oracle-{ds}": None}
+        fb_tables[ds] = merged_table(
+            f"fbrag-{ds}-1500w", f"FB-RAG and its baselines on {name}: {FB_SETUP}; Y = 500 words "
+            "unless named; p: paired bootstrap against fb_rag",
+            {f"fbrag-{ds}-y500": None,
+             **{run: keep for run, keep in extra.items()
+                if (RUNS / run / "examples.jsonl").exists()}},
+            FB_ORDER,
+            columns=LONG_CONTEXT_COLUMNS)
+    merged_table("fbrag-hotpotqa-samples",
+                 f"FB-RAG (Ours-F, Y = 500) with K = 1..5 samples on HotpotQA: {FB_SETUP}; K < 5 "
+                 "reads the first K of the same K = 5 draw, so its latency_seconds counts the "
+                 "K = 5 draw (what K costs is measured in fbrag-cost.md); p: paired bootstrap "
+                 "against K=5",
+                 {"fbrag-hotpotqa-y500": {"fb_rag": "K=5"},
+                  **{f"fbrag-hotpotqa-k{k}": {"fb_rag": f"K={k}"} for k in range(1, 5)}},
+                 [f"K={k}" for k in (5, 1, 2, 3, 4)], columns=LONG_CONTEXT_COLUMNS)
+    merged_table("fbrag-hotpotqa-light-model",
+                 f"FB-RAG's light model, SmolLM2-135M against Gemma 3 270M, on HotpotQA: "
+                 f"{fb_setup('the named model samples, ')}; the SmolLM2 row's samples were drawn "
+                 "beside other runs (its latency is not comparable), the Gemma row's alone on the "
+                 "machine; p: paired bootstrap against the SmolLM2 row",
+                 {"fbrag-hotpotqa-y500": {"fb_rag": "fb_rag, SmolLM2 light", "op_rag": "op_rag"},
+                  "fbrag-hotpotqa-gemma-light": {"fb_rag": "fb_rag, Gemma light"}},
+                 ["fb_rag, SmolLM2 light", "fb_rag, Gemma light", "op_rag"],
+                 only_done="fb_rag, Gemma light", columns=LONG_CONTEXT_COLUMNS)
+    merged_table("fbrag-hotpotqa-3000w",
+                 "FB-RAG at X = 1,500 -> Y = 1,000 over HotpotQA contexts of about 3,000 words "
+                 "(stage I reads half of the context): SmolLM2-135M-Instruct samples (K = 5), "
+                 "Qwen2.5-Coder-0.5B-Instruct reads, served with an 8,192-token window so that "
+                 "long_context reads the whole context uncut; two questions at a time, alone on "
+                 "the "
+                 "machine; p: paired bootstrap against fb_rag",
+                 {"fbrag-hotpotqa3000-y1000": None}, ["fb_rag", "op_rag", "long_context"],
+                 columns=LONG_CONTEXT_COLUMNS)
+    if (RUNS / "fbrag-cost.md").exists():
+        shutil.copy(RUNS / "fbrag-cost.md", OUT / "fbrag-cost.md")
+    plot_fb_rag(fb_tables)
+    recall_table()
 
+
+if __name__ == "__main__":
+    main()

@@ -52,6 +52,21 @@ def test_the_lab_scripts_use_only_public_names():
     assert {k: v for k, v in used.items() if v} == {}
 
 
+def test_a_lab_script_does_its_work_only_when_run():
+    """Importing a script (this test, a notebook) must not write results: its work is under
+    `if __name__ == "__main__"`, or it is a module of helpers with nothing to run."""
+    idle = []
+    for script in SCRIPTS:
+        tree = ast.parse(script.read_text())
+        effects = [n for n in tree.body if isinstance(n, ast.For | ast.If | ast.While | ast.With)
+                   and not (isinstance(n, ast.If) and "__main__" in ast.unparse(n.test))
+                   or isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+                   and not ast.unparse(n.value).startswith("os.environ.")]  # settings, not work
+        if effects:
+            idle.append(f"{script.relative_to(ROOT)}:{effects[0].lineno}")
+    assert idle == []
+
+
 def test_the_check_sees_a_private_name():
     assert private_uses("from activerag.evaluation.sweeps import _error_bars\n") == [
         "activerag.evaluation.sweeps._error_bars"]
