@@ -75,6 +75,10 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.node
 	'activerag.serving.dialect.*' 'activerag.serving.templates.x_cut__*' \
 	'activerag.serving.templates.x_conversation__*' \
 	'activerag.serving.templates.x*ChatLayout*render__*'
+# and every family folder's pure logic, whole (nodes/<family>/logic.py, tested by
+# tests/test_<family>.py): a new family is mutated without an edit here
+FAMILY_LOGIC := $(wildcard nodes/*/logic.py)
+MUTANTS += $(foreach f,$(FAMILY_LOGIC),'activerag.nodes.$(word 2,$(subst /, ,$(f))).logic.*')
 
 .PHONY: mutation
 mutation: setup
@@ -82,6 +86,10 @@ mutation: setup
 	@cp -r activerag tests setup.cfg pyproject.toml README.md $(MUTATION_DIR)/
 	@for d in graphs nodes stores; do cp -r $$d $(MUTATION_DIR)/activerag/$$d; done
 	@find $(MUTATION_DIR) -name __pycache__ -prune -exec rm -rf {} +
+	@for f in $(FAMILY_LOGIC); do fam=$$(basename $$(dirname $$f)); \
+	  sed -i -e "/^only_mutate =/a\    activerag/$$f" \
+	      -e "/^pytest_add_cli_args_test_selection =/a\    tests/test_$$fam.py" \
+	      $(MUTATION_DIR)/setup.cfg; done
 	@echo "mutmut run in $(MUTATION_DIR) (log: $(MUTATION_DIR)/run.log)"
 	@cd $(MUTATION_DIR) && $(CURDIR)/$(VENV)/bin/mutmut run $(MUTANTS) > run.log 2>&1 \
 	  || { tail -n 40 run.log; exit 1; }

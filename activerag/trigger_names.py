@@ -19,6 +19,17 @@ TOP_LOGPROBS: dict[str, int] = {"entropy": 20, "etc": 20, "dragin_lite": 20,
 that a client asks for them whichever trigger modules were imported."""
 
 
+def declare_estimator(name: str, top_logprobs: int = 1, trigger: bool = True) -> None:
+    """Make NAME an estimator a context accepts, before its module registers it (a family
+    folder's context.py declares the estimator its context names, so that the context is
+    valid wherever it is made); TRIGGER: it reads the answer's own tokens, so that it is a
+    trigger of the look-ahead graphs too, reading TOP_LOGPROBS alternatives per token."""
+    ESTIMATORS.add(name)
+    if trigger:
+        TRIGGERS.add(name)
+        TOP_LOGPROBS[name] = max(TOP_LOGPROBS.get(name, 1), top_logprobs)
+
+
 def check_trigger(name: str) -> None:
     """Refuse a trigger name nothing registered, listing the known ones."""
     if name not in TRIGGERS:

@@ -50,7 +50,7 @@ def make_record(parts: Parts, found: dict[str, dict[str, float | None]]) -> Any:
         step: Any = dict(state.get("step", {}))
         step["samples"], costs = await gated.draw_samples(parts, state, ctx)
         full: Any = {**state, "step": step}
-        found[state["question"]] = {name: est.value(step.get("tokens", []), full)
+        found[state["question"]] = {name: est.value(step.get("tokens", []), full, ctx)
                                     for name, est in triggers.ESTIMATORS.items()}
         return {"step": {"fire": False}, **costs}
 
@@ -94,6 +94,7 @@ def main() -> None:
     ctx = GateContext(estimator="entropy_mean", base_url=args.base_url, store_dir=args.store,
                       prompt_set=args.prompts, max_answer_tokens=args.max_answer_tokens)
     examples = training_questions(args.n)
+    triggers.load_registrations()  # every estimator, a family folder's (the margin) too
     found = asyncio.run(measure(examples, ctx, args.concurrency))
     medians = {}
     for name in triggers.ESTIMATORS:

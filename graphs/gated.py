@@ -30,6 +30,7 @@ def build_gated_graph(
     token_lm: Sampler | None = None,
     answer: GateNode | None = None,
     estimate: GateNode | None = None,
+    context: type[GateContext] = GateContext,
     name: str = "gated",
     checkpointer: Checkpointer = None,
 ) -> Compiled:
@@ -39,10 +40,11 @@ def build_gated_graph(
 
     ANSWER replaces the answer without documents, ESTIMATE the estimate (any node that sets
     {"step": {"fire": ...}}); TOKEN_LM is the sampler lexsim draws its answers from (unset:
-    the run's server).
+    the run's server); CONTEXT is the context class the graph's settings form shows (a
+    GateContext subclass: a gate with settings of its own).
     """
     parts = Parts(lm=lm, retriever=retriever, splitter=splitter, token_lm=token_lm)  # type: ignore[arg-type]
-    g = new_graph(GateContext)
+    g = new_graph(context)
     g.add_node("begin", flare.begin)
     g.add_node("answer", answer or gated.make_answer_without_documents(parts),
                retry_policy=LM_RETRY)

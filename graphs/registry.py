@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import importlib
-from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields, replace
-from functools import partial
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import MISSING, fields, replace
+from typing import Any
 
 from activerag.answers import AnswerRule
 from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
@@ -26,10 +24,10 @@ from activerag.context_after_flare import (
     SeakrContext,
 )
 from activerag.errors import ActiveRagError
+from activerag.method_record import Method
+from activerag.nodes.families import family_folders
 
-Family = Literal["FLARE", "REPLUG", "FB-RAG", "Adaptive-RAG", "SeaKR-lite", "IRCoT",
-                 "uncertainty gates", "app"]
-FAMILIES: dict[Family, str] = {
+FAMILIES: dict[str, str] = {
     "FLARE": "Jiang et al. 2023: retrieve when the draft of the next sentence is unsure; with "
              "the paper's baselines (FlareContext)",
     "REPLUG": "Shi et al. 2023: the retrieved documents' next-token distributions ensembled; "
@@ -49,68 +47,6 @@ FAMILIES: dict[Family, str] = {
     "app": "the adaptive app of the methods above (AppContext)",
 }
 """Each family in one line, in the order the methods are listed."""
-
-
-def _load(ref: str) -> Any:
-    """The object a "module:attribute" reference names, imported on first use (a module
-    without a package: one of activerag.graphs)."""
-    module, _, attribute = ref.partition(":")
-    module = module if "." in module else f"activerag.graphs.{module}"
-    found = getattr(importlib.import_module(module), attribute)
-    _OWN.add(id(found))
-    return found
-
-
-_OWN: set[int] = set()
-"""The ids of the registry's own graphs loaded so far (see Method.own)."""
-
-
-@dataclass(frozen=True)
-class Method:
-    """One method: its graph, the context type it runs under, and the settings that make it
-    this method rather than another of the same graph. The registry's rows name their graph
-    and builder as "module:attribute", imported when first asked for: listing the methods
-    (the CLI's help, the README table) compiles no graph."""
-
-    name: str
-    graph_at: Any
-    """The compiled module-level graph (the one langgraph.json serves), or where it is
-    ("flare:graph": activerag.graphs.flare's `graph`)."""
-    context: type[ServingContext]
-    """The context class its runs get (AppContext and FlareContext are told apart exactly)."""
-    overrides: dict[str, Any] = field(hash=False)
-    """Context settings fixed over the run's (flare_explicit: query_formulation "explicit")."""
-    family: Family
-    summary: str
-    """What it does, in one line of Markdown."""
-    build_at: Any = None
-    """The graph's builder, or where it is; `build` gives it with BUILD_ARGS bound."""
-    needs: frozenset[str] | None = None
-    """The server abilities its requests need (names of activerag.serving.probe.ABILITIES;
-    top_logprobs_K: K alternatives per token; light.NAME: FB-RAG's light sampler's); None:
-    NEEDS[name], else its family's."""
-    answer_rule: AnswerRule | None = None
-    """How its answers are scored when they hold no "answer is" (activerag.answers.AnswerRule),
-    as its authors' code scores them; None: its family's (ANSWER_RULES)."""
-    build_args: dict[str, Any] = field(default_factory=dict, hash=False)
-    """The builder's own arguments for this graph (previous_window: unit "window")."""
-
-    @property
-    def graph(self) -> Any:
-        """The compiled graph."""
-        return _load(self.graph_at) if isinstance(self.graph_at, str) else self.graph_at
-
-    @property
-    def build(self) -> Callable[..., Any] | None:
-        """The graph's builder with this graph's own arguments: `build(lm=...)` swaps a part."""
-        found = _load(self.build_at) if isinstance(self.build_at, str) else self.build_at
-        return partial(found, **self.build_args) if found and self.build_args else found
-
-    @property
-    def own(self) -> bool:
-        """Whether its graph is one of the registry's, which make their LM clients from the
-        run's context (a graph built with its own LM, as a test's, is not)."""
-        return isinstance(self.graph_at, str) or id(self.graph_at) in _OWN
 
 
 _F, _R = FlareContext, ReplugContext  # short names for the table below
@@ -262,6 +198,13 @@ NEEDS: dict[str, frozenset[str]] = {
     "flare_seakr": LOGPROBS | _TOKENS | _TOP20, "ircot_seakr": LOGPROBS | _TOKENS | _TOP20,
 }
 """Each method's needs where they are not its family's (FAMILY_NEEDS, else LOGPROBS)."""
+
+
+FOLDERS = family_folders()
+"""The families added by a folder of their own (nodes/<family>/methods.py)."""
+for _family in FOLDERS:
+    FAMILIES.setdefault(_family.name, _family.line)
+    _METHODS += _family.methods
 _METHODS = [m if m.needs is not None else replace(
     m, needs=NEEDS.get(m.name, FAMILY_NEEDS.get(m.family, LOGPROBS))) for m in _METHODS]
 ANSWER_RULES: dict[str, AnswerRule] = {"IRCoT": "whole", "Adaptive-RAG": "whole"}
@@ -271,6 +214,10 @@ _METHODS = [m if m.answer_rule is not None else replace(
     m, answer_rule=ANSWER_RULES.get(m.family, "empty")) for m in _METHODS]
 METHODS: dict[str, Method] = {m.name: m for m in _METHODS}
 """Every method by name, family by family: the one source of "which methods exist"."""
+if len(METHODS) < len(_METHODS):
+    _names = [m.name for m in _METHODS]
+    raise TypeError(f"two registry rows share a name: "
+                    f"{sorted({n for n in _names if _names.count(n) > 1})}; rename one")
 # The settings every family shares, carried from the run's FLARE context to REPLUG's.
 _SERVING = [f.name for f in fields(ServingContext) if f.name != "k"]
 

@@ -134,7 +134,7 @@ def make_estimate(parts: Parts) -> GateNode:
         costs: Update = {}
         if estimator.samples:
             step["samples"], costs = await draw_samples(parts, state, ctx)
-        value = estimator.value(step.get("tokens", []), {**state, "step": step})  # type: ignore[typeddict-item]
+        value = estimator.value(step.get("tokens", []), {**state, "step": step}, ctx)  # type: ignore[typeddict-item]
         threshold = triggers.estimator_threshold(ctx, ctx.estimator)
         fired = gate_logic.beyond(value, threshold, estimator.above)
         why = {"estimator": ctx.estimator, "value": value, "threshold": threshold,

@@ -15,6 +15,8 @@ gate node that asks it. An empty draft never retrieves, whatever the trigger.
 
 from __future__ import annotations
 
+import functools
+import importlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,7 +26,7 @@ from langgraph.runtime import Runtime
 
 from activerag import trigger_names
 from activerag.context import FlareContext
-from activerag.errors import NoLogprobs
+from activerag.errors import NoLogprobs, UnknownTrigger
 from activerag.nodes import gate_logic
 from activerag.nodes.base import Update, node_name
 from activerag.nodes.flare_logic import should_retrieve
@@ -53,6 +55,8 @@ def register(name: str, top_logprobs: int = 1) -> Callable[[Trigger], Trigger]:
 def top_logprobs_for(ctx: object) -> int:
     """The top logprobs per token that CTX's trigger needs (1: the token's own), or that CTX's
     own gate reads when it says more (`reads_alternatives`: ETC's, DRAGIN-lite's)."""
+    if getattr(ctx, "trigger", "") not in TRIGGERS:
+        load_registrations()
     return max(TOP_LOGPROBS.get(getattr(ctx, "trigger", ""), 1),
                getattr(ctx, "reads_alternatives", 1))
 
@@ -65,9 +69,32 @@ def entropy(top: Sequence[float]) -> float:
     return -sum(p * math.log(p) for p in probs if p > 0)
 
 
+REGISTERING = ("activerag.nodes.word_triggers",)
+"""The shipped modules beside this one that register triggers (ETC's and DRAGIN-lite's)."""
+
+
+@functools.cache
+def load_registrations() -> None:
+    """Import every module that registers triggers or estimators: REGISTERING and each family
+    folder's triggers.py (nodes/<family>/triggers.py). They import this module, so it imports
+    them by name, once, when a name is asked for that none registered yet: a graph built from
+    the nodes alone finds every shipped trigger."""
+    from activerag.nodes.families import folder_modules
+
+    names = [*REGISTERING, *folder_modules("triggers")]
+    for name in names:
+        importlib.import_module(name)
+
+
 def trigger_named(name: str) -> Trigger:
     """The registered trigger NAME, or an error listing the known ones."""
     trigger_names.check_trigger(name)
+    if name not in TRIGGERS:
+        load_registrations()
+    if name not in TRIGGERS:
+        raise UnknownTrigger(f"the trigger {name!r} is known by name but no module registered "
+                             "it; import the module that registers it "
+                             "(activerag.nodes.triggers.register)")
     return TRIGGERS[name]
 
 
@@ -226,7 +253,8 @@ always_fire = fixed_gate(always, "always_fire")
 # trigger of the look-ahead graphs. ETC and DRAGIN-lite, which fire at a word of the draft, are
 # nodes/word_triggers.py's, registered here below.
 
-Estimate = Callable[[Tokens, FlareState], float | None]
+Estimate = Callable[[Tokens, FlareState, Any], float | None]
+"""An estimate of an answer from its tokens, the state and the run's context (None: no value)."""
 
 
 @dataclass(frozen=True)
@@ -260,7 +288,7 @@ def register_estimator(name: str, threshold: float, *, top_logprobs: int = 1,
         trigger_names.ESTIMATORS.add(name)
         if not samples:
             def fire(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
-                return gate_logic.beyond(fn(tokens, state), estimator_threshold(ctx, name),
+                return gate_logic.beyond(fn(tokens, state, ctx), estimator_threshold(ctx, name),
                                          above)
 
             fire.__name__ = fire.__qualname__ = f"{name}_trigger"
@@ -269,7 +297,7 @@ def register_estimator(name: str, threshold: float, *, top_logprobs: int = 1,
             @measures(fire)
             def estimate(tokens: Tokens, state: FlareState, ctx: FlareContext
                          ) -> dict[str, Any]:
-                value, threshold = fn(tokens, state), estimator_threshold(ctx, name)
+                value, threshold = fn(tokens, state, ctx), estimator_threshold(ctx, name)
                 return {"measure": f"the {name} estimate (fires "
                                    f"{'above' if above else 'below'} the threshold)",
                         "value": value, "threshold": threshold,
@@ -282,6 +310,12 @@ def register_estimator(name: str, threshold: float, *, top_logprobs: int = 1,
 def estimator_named(name: str) -> Estimator:
     """The registered estimator NAME, or an error listing the known ones."""
     trigger_names.check_estimator(name)
+    if name not in ESTIMATORS:
+        load_registrations()
+    if name not in ESTIMATORS:
+        raise UnknownTrigger(f"the estimator {name!r} is known by name but no module "
+                             "registered it; import the module that registers it "
+                             "(activerag.nodes.triggers.register_estimator)")
     return ESTIMATORS[name]
 
 
@@ -311,7 +345,7 @@ def token_entropies(tokens: Tokens, state: FlareState, who: str) -> list[float]:
 # answered by the default model without documents (docs/gates.md, "The thresholds";
 # results/gate_thresholds.json), rounded to three decimals.
 @register_estimator("entropy_mean", 0.391, top_logprobs=20)
-def entropy_mean(tokens: Tokens, state: FlareState) -> float | None:
+def entropy_mean(tokens: Tokens, state: FlareState, ctx: object = None) -> float | None:
     """Mean token entropy (nats) of the answer."""
     if not tokens:
         return None
@@ -319,7 +353,7 @@ def entropy_mean(tokens: Tokens, state: FlareState) -> float | None:
 
 
 @register_estimator("entropy_max", 2.080, top_logprobs=20)
-def entropy_max(tokens: Tokens, state: FlareState) -> float | None:
+def entropy_max(tokens: Tokens, state: FlareState, ctx: object = None) -> float | None:
     """Max token entropy (nats) of the answer."""
     if not tokens:
         return None
@@ -327,7 +361,7 @@ def entropy_max(tokens: Tokens, state: FlareState) -> float | None:
 
 
 @register_estimator("perplexity", 0.217)
-def log_perplexity(tokens: Tokens, state: FlareState) -> float | None:
+def log_perplexity(tokens: Tokens, state: FlareState, ctx: object = None) -> float | None:
     """The mean negative log-probability of the answer's tokens (LM-Polygraph's Perplexity)."""
     if not tokens:
         return None
@@ -335,7 +369,7 @@ def log_perplexity(tokens: Tokens, state: FlareState) -> float | None:
 
 
 @register_estimator("lexsim", 0.434, above=False, samples=True)
-def lexsim(tokens: Tokens, state: FlareState) -> float | None:
+def lexsim(tokens: Tokens, state: FlareState, ctx: object = None) -> float | None:
     """Lex-Similarity of the answers sampled for the question (step["samples"])."""
     samples = state.get("step", {}).get("samples")
     if samples is None:

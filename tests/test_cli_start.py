@@ -31,8 +31,12 @@ LISTED = """
 import sys
 from activerag.graphs.registry import METHODS, markdown_table
 markdown_table()
+from activerag.nodes.families import folder_modules
+light = {"activerag.graphs.registry", "activerag.nodes.families"}
+for methods in folder_modules("methods"):  # a family folder's rows and context, no node
+    light |= {methods, methods.rsplit(".", 1)[0], methods.replace(".methods", ".context")}
 print(sorted(m for m in sys.modules if m.startswith(("activerag.graphs.", "activerag.nodes."))
-             and m != "activerag.graphs.registry"
+             and m not in light
              or m.split(".")[0] in ("langgraph", "openai", "nltk", "torch")))
 """
 

@@ -15,6 +15,7 @@ from activerag.cli.flags import (
     ETC,
     FB_RAG,
     FLARE,
+    FOLDER_GROUPS,
     GATES,
     IRCOT,
     REPLUG,
@@ -38,6 +39,7 @@ RUN_GROUPS.append(ADAPTIVE)
 RUN_GROUPS.append(SEAKR)
 RUN_GROUPS.append(IRCOT)
 RUN_GROUPS += [GATES, ETC, DRAGIN]
+RUN_GROUPS += FOLDER_GROUPS
 
 
 METHODS_EPILOG = "\0methods"

@@ -29,6 +29,7 @@ from activerag.context_after_flare import (
     IRCoTSeakrContext,
     SeakrContext,
 )
+from activerag.nodes.families import family_folders
 
 SERVING, FLARE, REPLUG, FB_RAG, APP = "LM, store and prompts", "FLARE", "REPLUG", "FB-RAG", "app"
 ADAPTIVE = "Adaptive-RAG"
@@ -79,6 +80,20 @@ FAMILY_CONTEXTS[SERVING] += (GateContext, EtcContext, DraginContext)
 FAMILY_CONTEXTS[FLARE] += (GateContext, EtcContext, DraginContext)
 FAMILY_CONTEXTS[GATES], FAMILY_CONTEXTS[ETC] = (GateContext,), (EtcContext,)
 FAMILY_CONTEXTS[DRAGIN] = (DraginContext,)
+FOLDERS = family_folders()
+FOLDER_GROUPS = [f.group or f.name for f in FOLDERS if f.contexts]
+"""The groups of the families in a folder of their own (nodes/<family>/methods.py): each
+group's flags are its context's own fields, and its context also joins every group that sets
+one of its base classes (a GateContext subclass takes the LM, FLARE and gate flags)."""
+for _family in FOLDERS:
+    if _family.contexts:
+        _name = _family.group or _family.name
+        GROUPS[_name] = _family.flags
+        for _group, _held in FAMILY_CONTEXTS.items():
+            FAMILY_CONTEXTS[_group] += tuple(
+                c for c in _family.contexts
+                if c not in _held and any(issubclass(c, h) for h in _held))
+        FAMILY_CONTEXTS[_name] = _family.contexts
 OPTIONS: dict[tuple[type[ServingContext], str], str] = {
     (FlareContext, "store_dir"): "--store", (FlareContext, "prompt_set"): "--prompts",
     (FlareContext, "query_formulation"): "--query", (FlareContext, "window_tokens"): "--window",
@@ -164,6 +179,10 @@ def _group_fields(group: str) -> list[str]:
     if group == IRCOT:
         return [f.name for f in fields(IRCoTContext)
                 if f.name not in {g.name for g in fields(FlareContext)}]
+    if group in FOLDER_GROUPS:
+        own = FAMILY_CONTEXTS[group][0]
+        parent = next(c for c in own.__mro__[1:] if dataclasses.is_dataclass(c))
+        return [f.name for f in fields(own) if f.name not in {g.name for g in fields(parent)}]
     if group in (GATES, ETC, DRAGIN):
         return [f.name for f in fields(FAMILY_CONTEXTS[group][0])
                 if f.name not in {g.name for g in fields(FlareContext)}]

@@ -1,0 +1,102 @@
+"""One row of the method registry (`Method`) and what a method family's folder declares
+(`Family`): the types a family's `methods.py` (nodes/<family>/methods.py) builds its rows
+from, below the graphs, so that listing the methods imports no graph.
+
+activerag.graphs.registry joins the shipped rows with every family folder's; the CLI's flag
+groups and the README's method table are made from the result.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from activerag.answers import AnswerRule
+from activerag.context import ServingContext
+
+
+def _load(ref: str) -> Any:
+    """The object a "module:attribute" reference names, imported on first use (a module
+    without a package: one of activerag.graphs)."""
+    module, _, attribute = ref.partition(":")
+    module = module if "." in module else f"activerag.graphs.{module}"
+    found = getattr(importlib.import_module(module), attribute)
+    _OWN.add(id(found))
+    return found
+
+
+_OWN: set[int] = set()
+"""The ids of the registry's own graphs loaded so far (see Method.own)."""
+
+
+@dataclass(frozen=True)
+class Method:
+    """One method: its graph, the context type it runs under, and the settings that make it
+    this method rather than another of the same graph. The registry's rows name their graph
+    and builder as "module:attribute", imported when first asked for: listing the methods
+    (the CLI's help, the README table) compiles no graph."""
+
+    name: str
+    graph_at: Any
+    """The compiled module-level graph (the one langgraph.json serves), or where it is
+    ("flare:graph": activerag.graphs.flare's `graph`)."""
+    context: type[ServingContext]
+    """The context class its runs get (AppContext and FlareContext are told apart exactly)."""
+    overrides: dict[str, Any] = field(hash=False)
+    """Context settings fixed over the run's (flare_explicit: query_formulation "explicit")."""
+    family: str
+    """Its family's name (registry.FAMILIES)."""
+    summary: str
+    """What it does, in one line of Markdown."""
+    build_at: Any = None
+    """The graph's builder, or where it is; `build` gives it with BUILD_ARGS bound."""
+    needs: frozenset[str] | None = None
+    """The server abilities its requests need (names of activerag.serving.probe.ABILITIES;
+    top_logprobs_K: K alternatives per token; light.NAME: FB-RAG's light sampler's); None:
+    NEEDS[name], else its family's."""
+    answer_rule: AnswerRule | None = None
+    """How its answers are scored when they hold no "answer is" (activerag.answers.AnswerRule),
+    as its authors' code scores them; None: its family's (ANSWER_RULES)."""
+    build_args: dict[str, Any] = field(default_factory=dict, hash=False)
+    """The builder's own arguments for this graph (previous_window: unit "window")."""
+
+    @property
+    def graph(self) -> Any:
+        """The compiled graph."""
+        return _load(self.graph_at) if isinstance(self.graph_at, str) else self.graph_at
+
+    @property
+    def build(self) -> Callable[..., Any] | None:
+        """The graph's builder with this graph's own arguments: `build(lm=...)` swaps a part."""
+        found = _load(self.build_at) if isinstance(self.build_at, str) else self.build_at
+        return partial(found, **self.build_args) if found and self.build_args else found
+
+    @property
+    def own(self) -> bool:
+        """Whether its graph is one of the registry's, which make their LM clients from the
+        run's context (a graph built with its own LM, as a test's, is not)."""
+        return isinstance(self.graph_at, str) or id(self.graph_at) in _OWN
+
+
+@dataclass(frozen=True)
+class Family:
+    """What a method family's folder adds to the registry: its `methods.py` holds one, named
+    FAMILY. Its methods are listed after the shipped ones, in this order; a family of a new
+    name gets LINE in the list of families, one that names a shipped family joins it."""
+
+    name: str
+    line: str
+    """The family in one line: its paper and its context class (registry.FAMILIES)."""
+    methods: tuple[Method, ...]
+    """Its rows; a row's `needs` must be given (the server abilities its requests need)."""
+    group: str = ""
+    """Its CLI flag group's name (a family that joins a shipped one, as the margin gate joins
+    the uncertainty gates, names its own group)."""
+    flags: str = ""
+    """Its flag group's line ("MarginContext: gate_margin (...)"); the group's flags are its
+    context's own fields, those its parent context lacks."""
+    contexts: tuple[type[ServingContext], ...] = ()
+    """The context classes its flag group sets (none: no group of its own)."""

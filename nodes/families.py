@@ -1,0 +1,32 @@
+"""The method families in folders of their own: each folder of activerag.nodes with a
+methods.py declares its Family there (activerag.method_record). Finding them imports those
+modules and their contexts, no graph and no node, so that the CLI's flags and the registry's
+list are made from them at once."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import pkgutil
+
+from activerag.method_record import Family
+
+
+def folder_modules(module: str) -> list[str]:
+    """The import names of MODULE ("methods", "triggers") in every folder of activerag.nodes
+    that has one, in folder name order."""
+    import activerag.nodes
+
+    found = []
+    for folder in sorted(pkgutil.iter_modules(activerag.nodes.__path__), key=lambda m: m.name):
+        name = f"activerag.nodes.{folder.name}.{module}"
+        if folder.ispkg and importlib.util.find_spec(name) is not None:
+            found.append(name)
+    return found
+
+
+@functools.cache
+def family_folders() -> tuple[Family, ...]:
+    """The Family each family folder declares (its methods.py's FAMILY), by folder name."""
+    return tuple(importlib.import_module(name).FAMILY for name in folder_modules("methods"))

@@ -1,0 +1,94 @@
+"""A method family in a folder of its own is found where it lies (issue #39): its rows join the
+registry, its context's own fields get a flag group, its triggers are registered when first
+asked for, and nothing else is edited. Shown with a family written to a temporary folder that
+the package's nodes path is made to include, in a fresh interpreter."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+FAMILY = {
+    "__init__.py": '"""A family written by a test."""\n',
+    "context.py": '''
+        from dataclasses import dataclass
+
+        from activerag import trigger_names
+        from activerag.context import FlareContext, documented
+
+        trigger_names.TRIGGERS.add("coin")
+
+
+        @documented
+        @dataclass(kw_only=True)
+        class CoinContext(FlareContext):
+            """A test's context."""
+
+            coin_bias: float = 0.5
+            """How often the coin says retrieve."""
+        ''',
+    "triggers.py": '''
+        from activerag.nodes.triggers import register
+
+
+        @register("coin", top_logprobs=3)
+        def coin(tokens, state, ctx):
+            return True
+        ''',
+    "methods.py": '''
+        from activerag.method_record import Family, Method
+        from activerag.nodes.coinfam.context import CoinContext
+
+        FAMILY = Family(
+            name="coin flips", line="a test's family (CoinContext)",
+            methods=(Method("coin", "flare:graph", CoinContext, {"trigger": "coin"},
+                            "coin flips", "retrieves when a coin says so"),),
+            flags="CoinContext: coin", contexts=(CoinContext,))
+        ''',
+}
+PROBE = """
+import activerag.nodes
+activerag.nodes.__path__.append({folder!r})
+from activerag.graphs.registry import FAMILIES, METHODS, markdown_table
+from activerag.cli import RUN_GROUPS
+from activerag.cli.flags import FLAGS
+from activerag.nodes import triggers
+row = METHODS["coin"]
+flag = next(f for f in FLAGS if f.option == "--coin-bias")
+names = list(METHODS)
+print(names.index("coin") > names.index("app"), row.needs == frozenset({{"completions", "stream", "logprobs"}}),
+      FAMILIES["coin flips"], "coin flips" in RUN_GROUPS, flag.group,
+      [c.__name__ for c in flag.contexts], "| `coin` | coin flips |" in markdown_table())
+print("coin" in triggers.TRIGGERS, triggers.trigger_named("coin").__name__,
+      triggers.TOP_LOGPROBS["coin"])
+"""
+
+
+def test_a_new_family_folder_is_found_by_the_registry_the_cli_and_the_triggers(tmp_path: Path):
+    folder = tmp_path / "coinfam"
+    folder.mkdir()
+    for name, text in FAMILY.items():
+        (folder / name).write_text(textwrap.dedent(text))
+    out = subprocess.run([sys.executable, "-c", PROBE.format(folder=str(tmp_path))],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out == ["True True a test's family (CoinContext) True coin flips ['CoinContext'] True",
+                   "False coin 3"]
+
+
+def test_two_rows_of_one_name_are_refused(tmp_path: Path):
+    folder = tmp_path / "twice"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "methods.py").write_text(textwrap.dedent('''
+        from activerag.context import FlareContext
+        from activerag.method_record import Family, Method
+
+        FAMILY = Family(name="FLARE", line="", methods=(
+            Method("flare", "flare:graph", FlareContext, {}, "FLARE", "again"),))
+        '''))
+    probe = (f"import activerag.nodes; activerag.nodes.__path__.append({str(tmp_path)!r}); "
+             "import activerag.graphs.registry")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode != 0 and "two registry rows share a name: ['flare']" in done.stderr
