@@ -20,6 +20,7 @@ import ast
 import json
 import math
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -227,6 +228,9 @@ def main() -> int:
                              "between processes; their rows go to OUT-seedN-A-B.partial.json")
     parser.add_argument("--merge", nargs="+", type=Path, default=None,
                         help="write the report from these parts' rows instead of running")
+    parser.add_argument("--keep-coverage", type=Path, default=None,
+                        help="with --rerun: copy the coverage data made of today's tree here, "
+                             "for a later --coverage")
     parser.add_argument("--rerun", type=Path, default=None,
                         help="run again only the survivors of this report's JSON, each with "
                              "its covering tests and those of --with (tests written since)")
@@ -285,6 +289,28 @@ def main() -> int:
     return 0
 
 
+def relocated(source: str, m: Mutant) -> Mutant | None:
+    """M where it stands in today's SOURCE: at its own place when its code is still there,
+    else at the occurrence of the same code nearest its old line (the file was edited above
+    it); None when that code is gone. A multi-line segment must match whole."""
+    lines = source.splitlines(keepends=True)
+    if m.before in "".join(lines[m.start[0] - 1:m.end[0]]):
+        return m
+    starts, at = [], source.find(m.before)
+    while at >= 0:
+        starts.append(at)
+        at = source.find(m.before, at + 1)
+    if not starts:
+        return None
+    best = min(starts, key=lambda a: abs(source.count("\n", 0, a) + 1 - m.line))
+    line = source.count("\n", 0, best) + 1
+    col = len(source[source.rfind("\n", 0, best) + 1:best].encode())
+    end = best + len(m.before)
+    end_line = source.count("\n", 0, end) + 1
+    end_col = len(source[source.rfind("\n", 0, end) + 1:end].encode())
+    return Mutant(m.file, line, m.operator, m.before, m.after, (line, col), (end_line, end_col))
+
+
 def rerun(rows: list[dict[str, Any]], args: argparse.Namespace,
           reviewed: dict[str, str]) -> list[dict[str, Any]]:
     """ROWS with each survivor run again on today's tree: its covering tests (--coverage) and
@@ -295,6 +321,8 @@ def rerun(rows: list[dict[str, Any]], args: argparse.Namespace,
         copy_tree(dest)
         check_imports_copy(dest)
         coverage = who_runs_what(dest, 3 * 3600, args.tests, args.coverage)
+        if args.keep_coverage and not args.coverage:
+            shutil.copy(dest / ".coverage", args.keep_coverage)
         for row in rows:
             if not row["outcome"].startswith("survived"):
                 out.append(row)
@@ -303,13 +331,16 @@ def rerun(rows: list[dict[str, Any]], args: argparse.Namespace,
                        tuple(row["start"]), tuple(row["end"]))  # type: ignore[arg-type]
             where = installed_path(m.file)
             original = (dest / where).read_text()
-            lines = original.splitlines(keepends=True)
-            segment = "".join(lines[m.start[0] - 1:m.end[0]]).encode()
-            if m.before.encode() not in segment:
+            found = relocated(original, m)
+            if found is None:
                 moved = row["outcome"].split(" (line since changed)")[0]
                 out.append({**row, "outcome": moved + " (line since changed)"})
                 continue
+            m = found
             tests = [*coverage.get(where, {}).get(m.line, []), *args.extra]
+            if not tests:  # pytest given no test would run them all
+                out.append({**row, "outcome": "survived (no test runs it)"})
+                continue
             (dest / where).write_text(apply(original, m))
             outcome = run(dest, tests, args.timeout)
             (dest / where).write_text(original)
