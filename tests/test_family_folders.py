@@ -58,7 +58,8 @@ from activerag.nodes import triggers
 row = METHODS["coin"]
 flag = next(f for f in FLAGS if f.option == "--coin-bias")
 names = list(METHODS)
-print(names.index("coin") > names.index("app"), row.needs == frozenset({{"completions", "stream", "logprobs"}}),
+print(names.index("coin") > names.index("app"),
+      row.needs == frozenset({{"completions", "stream", "logprobs"}}),
       FAMILIES["coin flips"], "coin flips" in RUN_GROUPS, flag.group,
       [c.__name__ for c in flag.contexts], "| `coin` | coin flips |" in markdown_table())
 print("coin" in triggers.TRIGGERS, triggers.trigger_named("coin").__name__,

@@ -36,6 +36,7 @@ from activerag.lsr.data import (
     title_recall,
     training_examples,
 )
+from activerag.lsr.index import PassageIndex
 from activerag.lsr.objective import (
     TEACHER_PROMPTS,
     LSRConfig,
@@ -45,7 +46,7 @@ from activerag.lsr.objective import (
     training_round,
 )
 from activerag.lsr.scores import ScoreCache, answer_logprobs
-from activerag.lsr.trainer import PassageIndex, Retrieved, Trainer, TrainReport
+from activerag.lsr.trainer import Retrieved, Trainer, TrainReport
 
 __all__ = [
     "HELD_OUT_2WIKI", "TEACHER_PROMPTS", "LMSplit", "LSRConfig", "PassageIndex", "Retrieved",

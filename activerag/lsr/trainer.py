@@ -15,7 +15,9 @@ from typing import Any
 
 from activerag.errors import ActiveRagError
 from activerag.evaluation.datasets import Example
+from activerag.lsr import checkpoint as ckpt
 from activerag.lsr.data import LMSplit
+from activerag.lsr.index import PassageIndex, embed
 from activerag.lsr.objective import (
     TEACHER_PROMPTS,
     LSRConfig,
@@ -50,72 +52,6 @@ class TrainReport:
     cached_pairs: int
     resumed_from: int | None
     out: str
-
-
-def _embed(model: Any, texts: list[str]) -> Any:
-    """Unit-length query vectors with gradients."""
-    import torch
-
-    prepare = getattr(model, "preprocess", None) or model.tokenize  # renamed in v5.3
-    features = prepare(texts)
-    out = model(features)["sentence_embedding"]
-    return torch.nn.functional.normalize(out, dim=-1)
-
-
-class PassageIndex:
-    """Every passage of the collection with vectors from one state of the tower, searched
-    exactly in memory (what training with re-embedding retrieves from)."""
-
-    def __init__(self, docs: list[Any], vectors: Any, step: int = 0) -> None:
-        import numpy as np
-
-        self.docs = docs
-        self.step = step
-        """The training step whose tower embedded the passages."""
-        self.vectors = np.asarray(vectors, np.float32)
-        self.row = {d.id: i for i, d in enumerate(docs)}
-
-    def search_vectors(self, queries: Any, k: int) -> list[list[tuple[Any, float, Any]]]:
-        import numpy as np
-
-        scores = np.asarray(queries, np.float32) @ self.vectors.T
-        k = min(k, len(self.docs))
-        out = []
-        for row in scores:
-            top = np.argpartition(-row, k - 1)[:k]
-            top = top[np.argsort(-row[top], kind="stable")]
-            out.append([(self.docs[i], float(row[i]), self.vectors[i]) for i in top])
-        return out
-
-    def embeddings(self, ids: list[str]) -> Any:
-        import numpy as np
-
-        return np.stack([self.vectors[self.row[i]] for i in ids])
-
-
-def _save_encoder(model: Any, out: Path, meta: dict[str, Any]) -> None:
-    model.save(str(out))
-    (out / "lsr.json").write_text(json.dumps(meta, indent=1))
-
-
-def _load_checkpoint(path: Path) -> dict[str, Any]:
-    """PATH's tensors and plain values, refused whole if its pickle names anything else (which
-    a full unpickling would import and call)."""
-    import pickle
-
-    import torch
-
-    try:
-        state = torch.load(path, weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError):
-        raise ActiveRagError(
-            f"{path} holds more than tensors and plain values, so it was not written by the "
-            "trainer (or it is damaged), and it is not loaded; delete it to start afresh, or "
-            "use another --out") from None
-    if not isinstance(state, dict) or not {"config", "questions", "step"} <= state.keys():
-        raise ActiveRagError(f"{path} is not a checkpoint of the trainer; delete it to start "
-                             "afresh, or use another --out")
-    return state
 
 
 class Trainer:
@@ -239,30 +175,13 @@ class Trainer:
         optimiser = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
         schedule = torch.optim.lr_scheduler.LambdaLR(
             optimiser, lambda s: lr_factor(s, total, cfg.warmup))
-        step, losses, resumed = 0, [], None
-        ids = [e.id for e in examples]
+        step, resumed, ids = 0, None, [e.id for e in examples]
+        losses: list[float] = []
         if resume and self.checkpoint.exists():
-            state = _load_checkpoint(self.checkpoint)
-            written = {**asdict(LSRConfig()), **state["config"]}  # settings added since
-            if written != asdict(cfg) or state["questions"] != ids:
-                raise ActiveRagError(
-                    f"{self.checkpoint} was written with other settings or questions; use the "
-                    "same ones to resume, or another --out (or delete it) to start afresh")
-            model.load_state_dict(state["model"])
-            optimiser.load_state_dict(state["optimiser"])
-            schedule.load_state_dict(state["schedule"])
-            torch.set_rng_state(state["rng"])
-            step, losses, resumed = state["step"], state["losses"], state["step"]
+            step, losses = ckpt.resume(self.checkpoint, cfg, ids, model, optimiser, schedule)
+            resumed = step
             print(f"resuming from step {step} of {total}", file=sys.stderr)
-
-        def save(step: int) -> None:
-            torch.save({"model": model.state_dict(), "optimiser": optimiser.state_dict(),
-                        "schedule": schedule.state_dict(), "step": step, "losses": losses,
-                        "config": asdict(cfg), "questions": ids,
-                        "rng": torch.get_rng_state()},
-                       self.checkpoint.with_suffix(".tmp"))
-            self.checkpoint.with_suffix(".tmp").replace(self.checkpoint)
-
+        save = ckpt.saver(self.checkpoint, cfg, ids, model, optimiser, schedule, losses)
         bar = tqdm(total=total, initial=step, desc="train", unit=" step", file=sys.stderr,
                    disable=not self.progress)
         try:
@@ -276,12 +195,12 @@ class Trainer:
         if step < total:
             return TrainReport(step, cfg.epochs, len(examples), losses, scored, cached, resumed,
                                str(self.out))
-        _save_encoder(model, self.out, {"config": asdict(cfg), "steps": step,
-                                        "questions": len(examples), "base": "all-MiniLM-L6-v2",
-                                        "lm": self.lm.model,
-                                        "teacher_prompt": TEACHER_PROMPTS[cfg.task],
-                                        "losses": losses,
-                                        **({"lm_split": held_out} if held_out else {})})
+        ckpt.save_encoder(model, self.out, {"config": asdict(cfg), "steps": step,
+                                            "questions": len(examples),
+                                            "base": "all-MiniLM-L6-v2", "lm": self.lm.model,
+                                            "teacher_prompt": TEACHER_PROMPTS[cfg.task],
+                                            "losses": losses,
+                                            **({"lm_split": held_out} if held_out else {})})
         if cfg.reembed_every:
             self._write_index(model)
         return TrainReport(step, cfg.epochs, len(examples), losses, scored, cached, resumed,
@@ -315,7 +234,7 @@ class Trainer:
             for b_i in range(step - start, end - start):
                 batch = order[b_i * cfg.batch:(b_i + 1) * cfg.batch]
                 docs = torch.from_numpy(np.stack([found[i].vectors for i in batch]))
-                q = _embed(model, [examples[i].question for i in batch])
+                q = embed(model, [examples[i].question for i in batch])
                 s = torch.einsum("bd,bkd->bk", q, docs)
                 lm = torch.tensor([found[i].lm for i in batch])
                 loss = lsr_loss(s, lm, cfg.gamma, cfg.beta, cfg.direction)
