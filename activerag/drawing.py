@@ -95,64 +95,64 @@ def _bezier_mid(p: Sequence[tuple[float, float]]) -> tuple[float, float]:
             (p[0][1] + 3 * p[1][1] + 3 * p[2][1] + p[3][1]) / 8)
 
 
-def graph_svg(shape: Shape, visits: Mapping[str, int] | None = None,
-              taken: Collection[tuple[str, str]] = ()) -> str:
-    """SHAPE as an SVG picture: VISITS (times each node ran) and TAKEN edges highlighted."""
-    visits = visits or {}
-    layer, back = layers(shape)
+Box = tuple[float, float, float, float]
+"""A node's box: x, y, width, height."""
+
+
+def _boxes(shape: Shape, layer: Mapping[str, int], visits: Mapping[str, int]) -> dict[str, Box]:
+    """Each node's box: a row per layer, centred, each box as wide as its label."""
     rows: dict[int, list[str]] = {}
     for node in sorted(layer, key=lambda n: (layer[n], shape.nodes.index(n)
                                               if n in shape.nodes else len(shape.nodes))):
         rows.setdefault(layer[node], []).append(node)
-    box: dict[str, tuple[float, float, float, float]] = {}  # x, y, width, height
+    box: dict[str, Box] = {}
     for row, nodes in rows.items():
         widths = [len(_label(n, visits.get(n, 0))) * CHAR_W + 2 * PAD_X for n in nodes]
         x = -(sum(widths) + NODE_GAP * (len(nodes) - 1)) / 2
         for node, w in zip(nodes, widths, strict=True):
             box[node] = (x, row * (NODE_H + LAYER_GAP), w, NODE_H)
             x += w + NODE_GAP
-    parts: list[str] = []
-    points: list[tuple[float, float]] = []
-    for e in shape.edges:
-        if e.source not in box or e.target not in box:
-            continue
-        sx, sy, sw, sh = box[e.source]
-        tx, ty, tw, th = box[e.target]
-        span = layer[e.target] - layer[e.source]
-        looped = (e.source, e.target) in back or span <= 0
-        if looped or span > 1:
-            # out on the side the two nodes lean to; in a centred column loops go right
-            lean = sx + sw / 2 + tx + tw / 2
-            side = 1 if lean > 1 or (abs(lean) <= 1 and looped) else -1
-            bow = side * (30 + 16 * abs(span))
-            ax, bx = (sx + sw, tx + tw) if side > 0 else (sx, tx)
-            curve = [(ax, sy + sh / 2), (ax + bow, sy + sh / 2),
-                     (bx + bow, ty + th / 2), (bx, ty + th / 2)]
-        else:
-            a, b = (sx + sw / 2, sy + sh), (tx + tw / 2, ty)
-            curve = [a, a, b, b]
-        points += curve
-        on = (e.source, e.target) in taken
-        dash = ' stroke-dasharray="5 4"' if e.conditional else ""
-        d = "M{:.1f},{:.1f} C{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}".format(
-            *(c for point in curve for c in point))
-        parts.append(
-            f'<path class="edge{" taken" if on else ""}{" conditional" if e.conditional else ""}"'
-            f' data-source="{escape(e.source)}" data-target="{escape(e.target)}" d="{d}"'
-            f' fill="none" stroke="{VISITED_LINE if on else IDLE_LINE}"'
-            f' stroke-width="{2 if on else 1.2}"'
-            f'{dash} marker-end="url(#ar-arrow-{"on" if on else "off"})"/>')
-        if e.label:
-            mx, my = _bezier_mid(curve)
-            parts.append(f'<text x="{mx:.1f}" y="{my - 3:.1f}" font-size="11" fill="#4b5563"'
-                         f' text-anchor="middle" stroke="#fff" stroke-width="3"'
-                         f' paint-order="stroke">{escape(e.label)}</text>')
-    for node, (x, y, w, h) in box.items():
-        n = visits.get(node, 0)
-        points += [(x, y), (x + w, y + h)]
-        radius = h / 2 if node in (START, END) else 6
-        parts.append(
-            f'<g class="node{" visited" if n else ""}" data-node="{escape(node)}"'
+    return box
+
+
+def _curve(s: Box, t: Box, span: int, looped: bool) -> list[tuple[float, float]]:
+    """An edge's cubic Bezier from box S to box T, SPAN layers down: straight down to the next
+    layer, else out on the side the two nodes lean to (in a centred column loops go right)."""
+    sx, sy, sw, sh = s
+    tx, ty, tw, th = t
+    if not looped and span <= 1:
+        a, b = (sx + sw / 2, sy + sh), (tx + tw / 2, ty)
+        return [a, a, b, b]
+    lean = sx + sw / 2 + tx + tw / 2
+    side = 1 if lean > 1 or (abs(lean) <= 1 and looped) else -1
+    bow = side * (30 + 16 * abs(span))
+    ax, bx = (sx + sw, tx + tw) if side > 0 else (sx, tx)
+    return [(ax, sy + sh / 2), (ax + bow, sy + sh / 2), (bx + bow, ty + th / 2), (bx, ty + th / 2)]
+
+
+def _edge(e: Edge, curve: list[tuple[float, float]], on: bool) -> list[str]:
+    """An edge's path (and label) as SVG, highlighted when ON (taken)."""
+    dash = ' stroke-dasharray="5 4"' if e.conditional else ""
+    d = "M{:.1f},{:.1f} C{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}".format(
+        *(c for point in curve for c in point))
+    out = [f'<path class="edge{" taken" if on else ""}{" conditional" if e.conditional else ""}"'
+           f' data-source="{escape(e.source)}" data-target="{escape(e.target)}" d="{d}"'
+           f' fill="none" stroke="{VISITED_LINE if on else IDLE_LINE}"'
+           f' stroke-width="{2 if on else 1.2}"'
+           f'{dash} marker-end="url(#ar-arrow-{"on" if on else "off"})"/>']
+    if e.label:
+        mx, my = _bezier_mid(curve)
+        out.append(f'<text x="{mx:.1f}" y="{my - 3:.1f}" font-size="11" fill="#4b5563"'
+                   f' text-anchor="middle" stroke="#fff" stroke-width="3"'
+                   f' paint-order="stroke">{escape(e.label)}</text>')
+    return out
+
+
+def _node(node: str, box: Box, n: int) -> str:
+    """A node's box and label as SVG, highlighted when it ran (N times)."""
+    x, y, w, h = box
+    radius = h / 2 if node in (START, END) else 6
+    return (f'<g class="node{" visited" if n else ""}" data-node="{escape(node)}"'
             f' data-visits="{n}"><title>{escape(node)}: ran {n} time{"" if n == 1 else "s"}'
             f'</title><rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h}"'
             f' rx="{radius:.0f}" fill="{VISITED_FILL if n else IDLE_FILL}"'
@@ -160,6 +160,27 @@ def graph_svg(shape: Shape, visits: Mapping[str, int] | None = None,
             f'<text x="{x + w / 2:.1f}" y="{y + h / 2 + FONT * 0.35:.1f}" text-anchor="middle"'
             f' font-family="monospace" font-size="{FONT}" fill="#111827">'
             f'{escape(_label(node, n))}</text></g>')
+
+
+def graph_svg(shape: Shape, visits: Mapping[str, int] | None = None,
+              taken: Collection[tuple[str, str]] = ()) -> str:
+    """SHAPE as an SVG picture: VISITS (times each node ran) and TAKEN edges highlighted."""
+    visits = visits or {}
+    layer, back = layers(shape)
+    box = _boxes(shape, layer, visits)
+    parts: list[str] = []
+    points: list[tuple[float, float]] = []
+    for e in shape.edges:
+        if e.source not in box or e.target not in box:
+            continue
+        span = layer[e.target] - layer[e.source]
+        curve = _curve(box[e.source], box[e.target], span,
+                       (e.source, e.target) in back or span <= 0)
+        points += curve
+        parts += _edge(e, curve, (e.source, e.target) in taken)
+    for node, (x, y, w, h) in box.items():
+        points += [(x, y), (x + w, y + h)]
+        parts.append(_node(node, (x, y, w, h), visits.get(node, 0)))
     left = min((p[0] for p in points), default=0) - 16
     top = min((p[1] for p in points), default=0) - 8
     width = max((p[0] for p in points), default=0) + 16 - left
