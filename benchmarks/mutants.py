@@ -19,6 +19,7 @@ import argparse
 import ast
 import json
 import math
+import os
 import random
 import shutil
 import subprocess
@@ -198,8 +199,13 @@ def _node_id(context: str) -> str:
 def run(dest: Path, tests: list[str], timeout: float) -> str:
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-m", "not integration",
            "-p", "no:cacheprovider", *tests]
+    # the copy first on the path of every process a test starts too (one that runs
+    # `python -m activerag...` from another folder would import the installed package)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(dest), os.environ.get("PYTHONPATH", "")) if p)}
     try:
-        res = subprocess.run(cmd, cwd=dest, capture_output=True, text=True, timeout=timeout)
+        res = subprocess.run(cmd, cwd=dest, capture_output=True, text=True, timeout=timeout,
+                             env=env)
     except subprocess.TimeoutExpired:
         return "survived (timeout)"  # counted as not killed: slow tests, not a hang, likely
     return "survived" if res.returncode == 0 else "killed"
@@ -231,6 +237,9 @@ def main() -> int:
     parser.add_argument("--keep-coverage", type=Path, default=None,
                         help="with --rerun: copy the coverage data made of today's tree here, "
                              "for a later --coverage")
+    parser.add_argument("--drawn-at", default=None,
+                        help="with --rerun: the commit its report's sample was drawn at, so "
+                             "that a survivor whose code has moved since is found again")
     parser.add_argument("--rerun", type=Path, default=None,
                         help="run again only the survivors of this report's JSON, each with "
                              "its covering tests and those of --with (tests written since)")
@@ -289,26 +298,57 @@ def main() -> int:
     return 0
 
 
-def relocated(source: str, m: Mutant) -> Mutant | None:
-    """M where it stands in today's SOURCE: at its own place when its code is still there,
-    else at the occurrence of the same code nearest its old line (the file was edited above
-    it); None when that code is gone. A multi-line segment must match whole."""
-    lines = source.splitlines(keepends=True)
-    if m.before in "".join(lines[m.start[0] - 1:m.end[0]]):
-        return m
-    starts, at = [], source.find(m.before)
-    while at >= 0:
-        starts.append(at)
-        at = source.find(m.before, at + 1)
-    if not starts:
+def _at(text: str, line: int, col: int, before: str) -> tuple[int, int] | None:
+    """The (line, column) where BEFORE ends when it starts at LINE, COL (bytes) of TEXT."""
+    lines = text.splitlines(keepends=True)
+    if not 0 < line <= len(lines):
         return None
-    best = min(starts, key=lambda a: abs(source.count("\n", 0, a) + 1 - m.line))
-    line = source.count("\n", 0, best) + 1
-    col = len(source[source.rfind("\n", 0, best) + 1:best].encode())
-    end = best + len(m.before)
-    end_line = source.count("\n", 0, end) + 1
-    end_col = len(source[source.rfind("\n", 0, end) + 1:end].encode())
-    return Mutant(m.file, line, m.operator, m.before, m.after, (line, col), (end_line, end_col))
+    start = sum(len(x) for x in lines[:line - 1]) + len(lines[line - 1].encode()[:col].decode(
+        errors="ignore"))
+    if text[start:start + len(before)] != before:
+        return None
+    end = start + len(before)
+    return text.count("\n", 0, end) + 1, len(text[text.rfind("\n", 0, end) + 1:end].encode())
+
+
+def relocated(sources: dict[str, str], m: Mutant, was: str | None) -> Mutant | None:
+    """M where it stands in today's tree (SOURCES: each file in scope by its path). WAS is the
+    text of M's first line where it was drawn: M stays where it is when that line is there
+    unchanged; else it goes to a line of the same text (indentation aside) holding its code,
+    in its own file nearest its old line, or the one such line in another file (the code was
+    moved there); None when there is none. Without WAS only its own place counts."""
+    here = sources.get(m.file, "").splitlines()
+    if was is None or (m.line <= len(here) and here[m.line - 1] == was):
+        return m if _at(sources.get(m.file, ""), *m.start, m.before) else None
+    shift = lambda line: len(line) - len(line.lstrip())  # noqa: E731
+    found: list[tuple[str, int, int]] = []
+    for file, text in sources.items():
+        for i, line in enumerate(text.splitlines(), 1):
+            if line.strip() == was.strip():
+                col = m.start[1] + len(line[:shift(line)].encode()) - len(was[:shift(was)].encode())
+                if _at(text, i, col, m.before):
+                    found.append((file, i, col))
+    own = [f for f in found if f[0] == m.file]
+    others = [f for f in found if f[0] != m.file]
+    if own:
+        file, line, col = min(own, key=lambda f: abs(f[1] - m.line))
+    elif len(others) == 1:
+        file, line, col = others[0]
+    else:
+        return None
+    end = _at(sources[file], line, col, m.before)
+    assert end is not None
+    return Mutant(file, line, m.operator, m.before, m.after, (line, col), end)
+
+
+def first_lines(rev: str | None, m: Mutant) -> str | None:
+    """The text of M's first line at REV, the commit its sample was drawn at (None: unknown)."""
+    if rev is None:
+        return None
+    shown = subprocess.run(["git", "show", f"{rev}:{m.file}"], cwd=ROOT, capture_output=True,
+                           text=True)
+    lines = shown.stdout.splitlines()
+    return lines[m.line - 1] if shown.returncode == 0 and m.line <= len(lines) else None
 
 
 def rerun(rows: list[dict[str, Any]], args: argparse.Namespace,
@@ -323,29 +363,32 @@ def rerun(rows: list[dict[str, Any]], args: argparse.Namespace,
         coverage = who_runs_what(dest, 3 * 3600, args.tests, args.coverage)
         if args.keep_coverage and not args.coverage:
             shutil.copy(dest / ".coverage", args.keep_coverage)
+        sources = {rel: (dest / installed_path(rel)).read_text() for rel in in_scope()}
         for row in rows:
             if not row["outcome"].startswith("survived"):
                 out.append(row)
                 continue
             m = Mutant(row["file"], row["line"], row["operator"], row["before"], row["after"],
                        tuple(row["start"]), tuple(row["end"]))  # type: ignore[arg-type]
-            where = installed_path(m.file)
-            original = (dest / where).read_text()
-            found = relocated(original, m)
+            found = relocated(sources, m, first_lines(args.drawn_at, m))
             if found is None:
                 moved = row["outcome"].split(" (line since changed)")[0]
                 out.append({**row, "outcome": moved + " (line since changed)"})
                 continue
             m = found
-            tests = [*coverage.get(where, {}).get(m.line, []), *args.extra]
+            where = installed_path(m.file)
+            original = (dest / where).read_text()
+            # the tests written since first: a covering test the mutant sends into a slow path
+            # (a real build) would time out before them, and a timeout counts as a survivor
+            tests = [*args.extra, *coverage.get(where, {}).get(m.line, [])]
             if not tests:  # pytest given no test would run them all
                 out.append({**row, "outcome": "survived (no test runs it)"})
                 continue
             (dest / where).write_text(apply(original, m))
             outcome = run(dest, tests, args.timeout)
             (dest / where).write_text(original)
-            out.append({**row, "tests": len(tests), "outcome": outcome,
-                        "review": reviewed.get(m.key, "")})
+            out.append({**row, "tests": len(tests), "outcome": outcome,  # its first key
+                        "review": reviewed.get(row["key"], "")})
             print(f"{outcome:26} {m.key}", flush=True)
     return out
 

@@ -1,5 +1,6 @@
-"""benchmarks/mutants.py finds a survivor again after the code moved within its file (issue
-#38: a rerun on today's tree must not count an unchanged mutant as lost)."""
+"""benchmarks/mutants.py finds a survivor again after its code moved (issue #38: a rerun on
+today's tree must neither count an unchanged mutant as lost nor mutate other code that happens
+to read the same)."""
 
 import importlib.util
 import sys
@@ -20,22 +21,42 @@ def tool():  # type: ignore[no-untyped-def]
     return module
 
 
-SOURCE = "def f(x):\n    return x + 1\n\n\ndef g(y):\n    return y + 1\n"
+SOURCE = "def f(x):\n    return x + 1\n\n\ndef g(y):\n    ok = True\n    return y + 1\n"
+WAS = "    return y + 1"
 
 
-def test_a_mutant_in_place_stays_and_a_moved_one_is_found_nearest_its_old_line():
+def test_a_mutant_in_place_stays_and_a_moved_one_is_found_by_its_line():
     m = tool()
-    here = m.Mutant("a.py", 6, "arith", "y + 1", "(y - 1)", (6, 11), (6, 16))
-    assert m.relocated(SOURCE, here) is here
-    moved = m.relocated("# a new first line\n" + SOURCE, here)
-    assert (moved.line, moved.start, moved.end) == (7, (7, 11), (7, 16))
+    here = m.Mutant("a.py", 7, "arith", "y + 1", "(y - 1)", (7, 11), (7, 16))
+    assert m.relocated({"a.py": SOURCE}, here, WAS) is here
+    moved = m.relocated({"a.py": "# a new first line\n" + SOURCE}, here, WAS)
+    assert (moved.file, moved.line, moved.start, moved.end) == ("a.py", 8, (8, 11), (8, 16))
     assert m.apply("# a new first line\n" + SOURCE, moved).endswith("return (y - 1)\n")
-    near_f = m.Mutant("a.py", 2, "constant", "1", "(2)", (2, 15), (2, 16))
-    shifted = m.relocated("\n\n" + SOURCE, near_f)
-    assert shifted.line == 4 and shifted.start == (4, 15)  # f's 1, not g's
+    nested = SOURCE.replace("    return y + 1", "    if y:\n        return y + 1")
+    indented = m.relocated({"a.py": nested}, here, WAS)
+    assert (indented.line, indented.start) == (8, (8, 15))
 
 
-def test_a_mutant_whose_code_is_gone_is_not_found():
+def test_a_constant_is_not_moved_to_another_constant_of_the_same_text():
     m = tool()
-    gone = m.Mutant("a.py", 2, "arith", "x * 2", "(x / 2)", (2, 11), (2, 16))
-    assert m.relocated(SOURCE, gone) is None
+    one = m.Mutant("a.py", 2, "constant", "1", "(2)", (2, 15), (2, 16))
+    shifted = m.relocated({"a.py": "\n\n" + SOURCE}, one, "    return x + 1")
+    assert shifted.line == 4 and shifted.start == (4, 15)  # f's 1, not g's
+    true = m.Mutant("a.py", 6, "constant", "True", "(False)", (6, 9), (6, 13))
+    assert m.relocated({"a.py": SOURCE.replace("ok = True", "ok = bool(y)")}, true,
+                       "    ok = True") is None
+
+
+def test_code_moved_to_another_file_is_followed_there_when_it_is_the_only_place():
+    m = tool()
+    here = m.Mutant("a.py", 7, "arith", "y + 1", "(y - 1)", (7, 11), (7, 16))
+    moved = m.relocated({"a.py": SOURCE.replace(WAS, "    return y"),
+                         "b.py": "def g(y):\n    return y + 1\n"}, here, WAS)
+    assert (moved.file, moved.line, moved.start) == ("b.py", 2, (2, 11))
+
+
+def test_without_the_drawing_commit_only_its_own_place_counts():
+    m = tool()
+    here = m.Mutant("a.py", 7, "arith", "y + 1", "(y - 1)", (7, 11), (7, 16))
+    assert m.relocated({"a.py": SOURCE}, here, None) is here
+    assert m.relocated({"a.py": "\n" + SOURCE}, here, None) is None
