@@ -4,7 +4,7 @@ the second run, and give the same rows but for wall time.
 
     python benchmarks/unchanged.py --before REV --base-url URL [--store DIR] [--n 10]
                                    [--methods a,b] [--leave-out c,d] [--concurrency 2]
-                                   [--out results/unchanged.md]
+                                   [--out FILE]
 
 The earlier commit is checked out in a temporary worktree and run with its own code; both runs
 use `activerag eval --dataset demo --cache` with ACTIVERAG_HOME in a temporary folder, so the
