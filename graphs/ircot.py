@@ -27,6 +27,8 @@ def build_ircot_graph(
     splitter: SentenceSplitter | None = None,
     reason: IRCoTNode | None = None,
     retrieve: IRCoTNode | None = None,
+    context: type[IRCoTContext] = IRCoTContext,
+    name: str = "ircot",
     checkpointer: Checkpointer = None,
 ) -> IRCoTCompiled:
     """Compile IRCoT: begin -> retrieve (the question) -> collect -> reason -> accept, looping
@@ -36,9 +38,10 @@ def build_ircot_graph(
     step's query (it sets `step.documents`, which `collect` adds to the paragraphs: a reranker
     goes here; given one, it is retried on LM server errors). Unset components are made per
     run from the context; input and output are FLARE's, so the graph drops into a larger app.
+    CONTEXT is the context class the graph's settings form shows (an IRCoTContext subclass).
     """
     parts = Parts(lm=lm, retriever=retriever, splitter=splitter)
-    g = StateGraph(IRCoTState, context_schema=IRCoTContext, input_schema=FlareInput,
+    g = StateGraph(IRCoTState, context_schema=context, input_schema=FlareInput,
                    output_schema=FlareOutput)
     g.add_node("begin", ircot.begin)
     g.add_node("retrieve", retrieve or ircot.make_retrieve(parts),
@@ -54,7 +57,7 @@ def build_ircot_graph(
     g.add_edge("reason", "accept")
     g.add_conditional_edges("accept", ircot.route_after_accept)
     g.add_edge("read", END)
-    return g.compile(name="ircot", checkpointer=checkpointer)
+    return g.compile(name=name, checkpointer=checkpointer)
 
 
 # The graph langgraph.json serves (and Adaptive-RAG's multi-step strategy): every component

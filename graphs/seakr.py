@@ -6,7 +6,7 @@ from __future__ import annotations
 from langchain_core.retrievers import BaseRetriever
 from langgraph.types import Checkpointer
 
-from activerag.context_after_flare import SeakrContext
+from activerag.context_after_flare import IRCoTSeakrContext, SeakrContext
 from activerag.graphs.base import Compiled
 from activerag.graphs.flare import build_flare_graph
 from activerag.graphs.ircot import IRCoTCompiled, build_ircot_graph
@@ -60,8 +60,8 @@ def build_ircot_seakr_graph(
     seakr = make_seakr_retrieve(parts, pool_retrieve=ircot.make_retrieve(parts),
                                 beside=collected_paragraphs, prompts=ircot_prompts)
     return build_ircot_graph(lm=lm, retriever=retriever, splitter=splitter, reason=reason,
-                             retrieve=retrieve or seakr,
-                             checkpointer=checkpointer)
+                             retrieve=retrieve or seakr, context=IRCoTSeakrContext,
+                             name="ircot_seakr", checkpointer=checkpointer)
 
 
 # The graphs langgraph.json serves: every component comes from the run's context.

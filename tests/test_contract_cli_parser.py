@@ -1,0 +1,56 @@
+"""Every `activerag` subcommand, at every depth, says what it does in the help that lists it,
+and every option with a number for its default parses its value to a number of that type (a
+default of 200 read back from the command line as "200" would be a string) (issue #38)."""
+
+import argparse
+
+import pytest
+
+from activerag import cli
+
+
+def subcommands(parser: argparse.ArgumentParser, path: str = "activerag"):
+    """(path, parser, help shown for it) of every subcommand below PARSER, depth first."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                yield f"{path} {name}", sub, helps.get(name)
+                yield from subcommands(sub, f"{path} {name}")
+
+
+SUBCOMMANDS = list(subcommands(cli.parser()))
+PARSERS = [("activerag", cli.parser())] + [(path, sub) for path, sub, _ in SUBCOMMANDS]
+
+
+def test_the_walk_finds_the_subcommands():
+    names = {path for path, _, _ in SUBCOMMANDS}
+    assert {"activerag doctor", "activerag eval", "activerag train-retriever"} <= names
+
+
+@pytest.mark.parametrize("path,sub,shown", SUBCOMMANDS, ids=[p for p, _, _ in SUBCOMMANDS])
+def test_every_subcommand_has_help_text(path, sub, shown):
+    assert shown and shown.strip(), f"`{path}` has no help in its parent's list"
+
+
+def numeric_options():
+    for path, parser in PARSERS:
+        for action in parser._actions:
+            if action.option_strings and action.nargs != 0 and \
+                    type(action.default) in (int, float):
+                yield f"{path} {action.option_strings[-1]}", action
+
+
+NUMERIC = list(numeric_options())
+
+
+def test_the_walk_finds_numeric_options():
+    assert any(name == "activerag train-router --n" for name, _ in NUMERIC), \
+        [name for name, _ in NUMERIC][:20]
+
+
+@pytest.mark.parametrize("name,action", NUMERIC, ids=[n for n, _ in NUMERIC])
+def test_a_numeric_default_s_option_parses_to_the_default_s_type(name, action):
+    assert action.type is not None, f"{name} would give a string"
+    parsed = action.type(str(action.default))
+    assert type(parsed) is type(action.default) and parsed == action.default, name

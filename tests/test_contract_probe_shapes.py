@@ -1,0 +1,52 @@
+"""The probe reads each engine's answer shape: a server that answers in llama-server's shape
+(logprobs as `content` entries that carry each token's id) is found to give token ids,
+logprobs and alternatives just as vLLM's shape is (tests/test_probe.py); the probe's HTTP is
+answered in-process, no server runs (issue #38)."""
+
+import json
+
+import httpx
+import pytest
+
+import activerag.serving.server
+from activerag.serving import probe as probing
+
+URL = "http://127.0.0.1:9/v1"
+
+
+def entry(token_id: int, word: str, logprob: float) -> dict:
+    return {"id": token_id, "token": word, "logprob": logprob, "bytes": list(word.encode())}
+
+
+def llama_answer(request: httpx.Request) -> httpx.Response:
+    body = json.loads(request.content or b"{}")
+    if request.url.path == "/tokenize":
+        return httpx.Response(200, json={"tokens": [5, 6]})
+    if request.url.path == "/detokenize":
+        return httpx.Response(200, json={"content": "ab"})
+    if body.get("stream"):
+        return httpx.Response(400, json={"error": {"message": "no streams here"}})
+    top = min(int(body.get("top_logprobs") or body.get("logprobs") or 0), 5)
+    alternatives = [entry(5 + i, f"w{i}", -0.1 * (i + 1)) for i in range(top)]
+    content = [{**entry(5, "w0", -0.1), "top_logprobs": alternatives}]
+    choice = {"text": "w0", "index": 0, "finish_reason": "length",
+              "logprobs": {"content": content} if body.get("logprobs") else None}
+    return httpx.Response(200, json={"choices": [choice] * int(body.get("n") or 1)})
+
+
+@pytest.fixture
+def llama_server(monkeypatch):
+    probing.forget()
+    client = httpx.Client
+    monkeypatch.setattr(activerag.serving.server, "server_entries", lambda url: [
+        {"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": 2048}}])
+    monkeypatch.setattr(probing.httpx, "Client", lambda **kwargs: client(
+        transport=httpx.MockTransport(llama_answer), timeout=kwargs.get("timeout")))
+    yield
+    probing.forget()
+
+
+def test_llama_server_s_shape_gives_logprobs_and_token_ids(llama_server):
+    found = probing.probe(URL)
+    assert {"completions", "logprobs", "top_logprobs", "tokenize", "token_ids"} <= found.found
+    assert "token_ids" not in found.why
