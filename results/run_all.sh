@@ -266,4 +266,15 @@ for spec in flare:2 single:1 none:1; do
     --methods "${spec%%:*}" --run "runs/2wiki-main-n200-15b-${spec%%:*}" --base-url $URL15 &
 done
 wait
+# the after-FLARE table on HotpotQA (the 0.5B's methods and settings, over the union store
+# ingested above): the one-request methods and the gates in one run, FLARE beside them, then
+# IRCoT with its own HotpotQA exemplars
+H15=(--dataset hotpotqa --prompts paper --store "$UNION" --max-answer-tokens 128 --n 100
+     --cache --base-url $URL15)
+activerag eval "${H15[@]}" --concurrency 2 --run runs/hotpotqa-n100-15b \
+  --methods none,single,gate_entropy_max,gate_entropy_mean,adaptive_rag_prompt &
+activerag eval "${H15[@]}" --concurrency 2 --run runs/hotpotqa-flare-n100-15b --methods flare &
+wait
+activerag eval "${H15[@]}" --concurrency 4 --run runs/hotpotqa-ircot-n100-15b --methods ircot \
+  --ircot-exemplars hotpotqa
 python results/tables_15b.py

@@ -81,9 +81,49 @@ def main_table() -> list[str]:
             + side_by_side("... and EM", rows, "em"))
 
 
-def small_rows() -> list[dict[str, Any]]:
-    """The default model's 2Wiki main rows, from its committed per-question scores."""
-    path = OUT / "2wiki-after-flare-n200-scores.json"
+HOTPOT_PARTS = {f"hotpotqa-{part}n100-15b": None for part in ("", "flare-", "ircot-")}
+HOTPOT_METHODS = ["none", "single", "flare", "ircot", "gate_entropy_max", "gate_entropy_mean",
+                  "adaptive_rag_prompt"]
+
+
+def hotpot_table() -> list[str]:
+    """The after-FLARE table on HotpotQA: the 1.5B's runs that exist, on the questions all
+    their methods finished, beside the default model's on those questions; p against none."""
+    parts = {k: v for k, v in HOTPOT_PARTS.items() if (RUNS / k / "examples.jsonl").exists()}
+    if not parts:
+        print("skipped hotpotqa-after-flare-n100-15b: no run in runs/")
+        return []
+    from activerag.evaluation.evaluate import Run
+
+    by_method: dict[str, set[str]] = {}
+    for name in parts:
+        for r in Run(RUNS / name).rows():
+            by_method.setdefault(r["method"], set()).add(r["id"])
+    methods = [m for m in HOTPOT_METHODS if m in by_method]
+    large = merged_table("hotpotqa-after-flare-n100-15b", "HotpotQA after FLARE, the 1.5B "
+                         "reader on llama.cpp", parts, methods, common=True)
+    if large is None:
+        return []
+    done = set.intersection(*(by_method[m] for m in methods))
+    kept = [r for r in small_rows("hotpotqa-after-flare-n100-scores.json")
+            if r["id"] in done and r["method"] in methods]
+    small = summarise_methods(kept, methods) if kept else {}
+    n = large[methods[0]]["n"]
+    if n < 100:
+        table = OUT / "hotpotqa-after-flare-n100-15b.md"
+        table.write_text(f"**Partial: {', '.join(methods)} only, on the {n} of the 100 "
+                         "questions every run so far finished; the same commands "
+                         "(results/run_all.sh) resume them.**\n\n" + table.read_text())
+    rows = [(f"both: the 1.5B's {n}", m, small, large) for m in methods]
+    return (side_by_side(f"HotpotQA after FLARE, F1 (0.5B: results/hotpotqa-after-flare-n100.md; "
+                         f"1.5B: the {n} of the same 100 questions every 1.5B run finished; "
+                         "p against none)", rows, "f1")
+            + side_by_side("... and EM", rows, "em"))
+
+
+def small_rows(name: str = "2wiki-after-flare-n200-scores.json") -> list[dict[str, Any]]:
+    """The default model's rows, from its committed per-question scores (file NAME)."""
+    path = OUT / name
     scores = json.loads(path.read_text())
     return [dict(zip(scores["fields"], values, strict=True))
             | {"method": m, "id": qid, "sentences": 0, "retrieved_sentences": 0, "seconds": 0.0}
@@ -104,6 +144,6 @@ def first_of(rows: list[dict[str, Any]], n: int) -> dict[str, Any]:
 if __name__ == "__main__":
     lines = ["# The default model beside the 1.5B reader (issue #37)", "",
              "p: paired bootstrap against the first method of the same model's run.", "",
-             *demo(), *main_table()]
+             *demo(), *main_table(), *hotpot_table()]
     Path(OUT / "models-side-by-side.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
