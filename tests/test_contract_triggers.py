@@ -58,7 +58,10 @@ def _probe() -> tuple[Any, Any, Any]:
 def test_the_measured_triggers_include_flare_s_and_the_estimators():
     assert {"min_prob", "mean_surprisal", "entropy", "entropy_mean", "perplexity"} <= set(
         compared())
-    assert all(t.MEASURES.get(fn) for fn in t.TRIGGERS.values())
+    # every shipped trigger has a measure; one a user registers (the README's example, which
+    # tests/test_triggers.py runs in this process) may show its own
+    shipped = [fn for fn in t.TRIGGERS.values() if (fn.__module__ or "").startswith("activerag.")]
+    assert shipped and all(t.MEASURES.get(fn) for fn in shipped)
 
 
 @pytest.mark.parametrize("name", compared())
