@@ -91,7 +91,8 @@ class Family:
     line: str
     """The family in one line: its paper and its context class (registry.FAMILIES)."""
     methods: tuple[Method, ...]
-    """Its rows; a row's `needs` must be given (the server abilities its requests need)."""
+    """Its rows; a row without `needs` gets its family's (the registry's FAMILY_NEEDS, else
+    LOGPROBS)."""
     group: str = ""
     """Its CLI flag group's name (a family that joins a shipped one, as the margin gate joins
     the uncertainty gates, names its own group)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import math
 import os
@@ -341,14 +342,20 @@ def relocated(sources: dict[str, str], m: Mutant, was: str | None) -> Mutant | N
     return Mutant(file, line, m.operator, m.before, m.after, (line, col), end)
 
 
+@functools.cache
+def _lines_at(rev: str, file: str) -> tuple[str, ...]:
+    """FILE's lines at commit REV (none when it did not exist there), read once per file."""
+    shown = subprocess.run(["git", "show", f"{rev}:{file}"], cwd=ROOT, capture_output=True,
+                           text=True)
+    return tuple(shown.stdout.splitlines()) if shown.returncode == 0 else ()
+
+
 def first_lines(rev: str | None, m: Mutant) -> str | None:
     """The text of M's first line at REV, the commit its sample was drawn at (None: unknown)."""
     if rev is None:
         return None
-    shown = subprocess.run(["git", "show", f"{rev}:{m.file}"], cwd=ROOT, capture_output=True,
-                           text=True)
-    lines = shown.stdout.splitlines()
-    return lines[m.line - 1] if shown.returncode == 0 and m.line <= len(lines) else None
+    lines = _lines_at(rev, m.file)
+    return lines[m.line - 1] if m.line <= len(lines) else None
 
 
 def rerun(rows: list[dict[str, Any]], args: argparse.Namespace,
@@ -376,8 +383,7 @@ def rerun(rows: list[dict[str, Any]], args: argparse.Namespace,
                 out.append({**row, "outcome": moved + " (line since changed)"})
                 continue
             m = found
-            where = installed_path(m.file)
-            original = (dest / where).read_text()
+            where, original = installed_path(m.file), sources[m.file]
             # the tests written since first: a covering test the mutant sends into a slow path
             # (a real build) would time out before them, and a timeout counts as a survivor
             tests = [*args.extra, *coverage.get(where, {}).get(m.line, [])]

@@ -86,16 +86,22 @@ def load_registrations() -> None:
         importlib.import_module(name)
 
 
+def _registered(table: dict[str, Any], name: str, what: str, how: str) -> Any:
+    """TABLE's entry NAME (a name the contexts accept), its registering modules imported
+    first when it has none yet; an error naming WHAT it is and HOW to register one."""
+    if name not in table:
+        load_registrations()
+    if name not in table:
+        raise UnknownTrigger(f"the {what} {name!r} is known by name but no module registered "
+                             f"it; import the module that registers it "
+                             f"(activerag.nodes.triggers.{how})")
+    return table[name]
+
+
 def trigger_named(name: str) -> Trigger:
     """The registered trigger NAME, or an error listing the known ones."""
     trigger_names.check_trigger(name)
-    if name not in TRIGGERS:
-        load_registrations()
-    if name not in TRIGGERS:
-        raise UnknownTrigger(f"the trigger {name!r} is known by name but no module registered "
-                             "it; import the module that registers it "
-                             "(activerag.nodes.triggers.register)")
-    return TRIGGERS[name]
+    return _registered(TRIGGERS, name, "trigger", "register")
 
 
 def _fire(trigger: Trigger, state: FlareState, ctx: FlareContext) -> Update:
@@ -285,7 +291,7 @@ def register_estimator(name: str, threshold: float, *, top_logprobs: int = 1,
 
     def add(fn: Estimate) -> Estimate:
         ESTIMATORS[name] = Estimator(fn, threshold, above, samples, top_logprobs)
-        trigger_names.ESTIMATORS.add(name)
+        trigger_names.declare_estimator(name, top_logprobs, trigger=not samples)
         if not samples:
             def fire(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
                 return gate_logic.beyond(fn(tokens, state, ctx), estimator_threshold(ctx, name),
@@ -310,13 +316,7 @@ def register_estimator(name: str, threshold: float, *, top_logprobs: int = 1,
 def estimator_named(name: str) -> Estimator:
     """The registered estimator NAME, or an error listing the known ones."""
     trigger_names.check_estimator(name)
-    if name not in ESTIMATORS:
-        load_registrations()
-    if name not in ESTIMATORS:
-        raise UnknownTrigger(f"the estimator {name!r} is known by name but no module "
-                             "registered it; import the module that registers it "
-                             "(activerag.nodes.triggers.register_estimator)")
-    return ESTIMATORS[name]
+    return _registered(ESTIMATORS, name, "estimator", "register_estimator")
 
 
 def estimator_threshold(ctx: object, name: str) -> float:

@@ -170,23 +170,13 @@ def _group_fields(group: str) -> list[str]:
     if group == APP:
         return [f.name for f in fields(AppContext) if f.name not in
                 {g.name for g in fields(FlareContext)} and not _composite(AppContext, f.name)]
-    if group == ADAPTIVE:
-        return [f.name for f in fields(AdaptiveContext)
-                if f.name not in {g.name for g in fields(FlareContext)}]
-    if group == SEAKR:
-        return [f.name for f in fields(SeakrContext)
-                if f.name not in {g.name for g in fields(FlareContext)}]
-    if group == IRCOT:
-        return [f.name for f in fields(IRCoTContext)
-                if f.name not in {g.name for g in fields(FlareContext)}]
-    if group in FOLDER_GROUPS:
-        own = FAMILY_CONTEXTS[group][0]
-        parent = next(c for c in own.__mro__[1:] if dataclasses.is_dataclass(c))
-        return [f.name for f in fields(own) if f.name not in {g.name for g in fields(parent)}]
-    if group in (GATES, ETC, DRAGIN):
-        return [f.name for f in fields(FAMILY_CONTEXTS[group][0])
-                if f.name not in {g.name for g in fields(FlareContext)}]
-    return [f.name for f in fields(FBRagContext) if (FBRagContext, f.name) not in UNREAD]
+    if group == FB_RAG:
+        return [f.name for f in fields(FBRagContext) if (FBRagContext, f.name) not in UNREAD]
+    # a family over another's context (Adaptive-RAG, SeaKR-lite, IRCoT, the gates, ETC,
+    # DRAGIN-lite, a family folder's): the fields its context adds to its parent's
+    own = FAMILY_CONTEXTS[group][0]
+    parent = next(c for c in own.__mro__[1:] if dataclasses.is_dataclass(c))
+    return [f.name for f in fields(own) if f.name not in {g.name for g in fields(parent)}]
 
 
 def _composite(cls: type, name: str) -> bool:

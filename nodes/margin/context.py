@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from activerag import trigger_names
-from activerag.context import documented, refuse
+from activerag.context import at_least, documented
 from activerag.context_after_flare import GateContext
 
 trigger_names.declare_estimator("margin", top_logprobs=2)
@@ -31,5 +31,4 @@ class MarginContext(GateContext):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.margin_prefix < 0:
-            raise refuse("margin_prefix", "be at least 0 (0: every token)", self.margin_prefix)
+        at_least(self, 0, "margin_prefix")
