@@ -208,3 +208,19 @@ def test_an_unknown_trigger_or_estimator_says_how_to_add_one():
     with pytest.raises(UnknownTrigger, match=r"known: .*lexsim.* \(register one with "
                                              r"activerag\.nodes\.triggers\.register_estimator\)$"):
         check_estimator("nope")
+
+
+def test_a_declared_estimator_is_accepted_and_a_trigger_unless_it_samples(monkeypatch):
+    from activerag import trigger_names as names
+
+    estimators, known, tops = set(), set(), {"wide": 5}
+    monkeypatch.setattr(names, "ESTIMATORS", estimators)
+    monkeypatch.setattr(names, "TRIGGERS", known)
+    monkeypatch.setattr(names, "TOP_LOGPROBS", tops)
+    names.declare_estimator("gap", top_logprobs=3)
+    names.declare_estimator("plain")
+    names.declare_estimator("wide", top_logprobs=2)  # a smaller need keeps the larger
+    names.declare_estimator("sampled", top_logprobs=4, trigger=False)
+    assert estimators == {"gap", "plain", "wide", "sampled"}
+    assert known == {"gap", "plain", "wide"}
+    assert tops == {"wide": 5, "gap": 3, "plain": 1}
