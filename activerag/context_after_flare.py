@@ -1,6 +1,7 @@
-"""Settings of the methods after FLARE (issue #21): Adaptive-RAG, SeaKR-lite, IRCoT, the
-uncertainty gates, ETC and DRAGIN-lite, and IRCoT with SeaKR-lite's rerank. Each is FLARE's
-settings (activerag/context.py) and the fields of its own; each family keeps its own type."""
+"""Settings of the methods after FLARE (issue #21): Adaptive-RAG, IRCoT, the uncertainty
+gates, ETC and DRAGIN-lite (SeaKR-lite's are in its folder, nodes/seakr/context.py). Each is
+FLARE's settings (activerag/context.py) and the fields of its own; each family keeps its own
+type."""
 
 from __future__ import annotations
 
@@ -32,26 +33,6 @@ class AdaptiveContext(FlareContext):
             raise SettingError(f"router folder {self.router!r} does not exist; train one with "
                                f"`activerag train-router --out {self.router}`, or give the "
                                "folder it wrote")
-
-
-@documented
-@dataclass(kw_only=True)
-class SeakrContext(FlareContext):
-    """Settings of one SeaKR-lite run (after Yao et al. 2025's self-aware re-ranking): each
-    retrieval fetches a larger pool, and the k documents kept are those under which a short
-    pseudo-generation is least uncertain; the FLARE fields are the host method's own."""
-
-    rerank_pool: int | None = None
-    """Documents retrieved per step before reranking (None: 3·k, the authors' code's ratio:
-    it retrieves 3 snippets and keeps 1); at least k."""
-    rerank_tokens: int = 8
-    """Greedy tokens of each document's pseudo-generation, whose mean top-20 entropy ranks it."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        at_least(self, 1, "rerank_tokens")
-        if self.rerank_pool is not None and self.rerank_pool < self.k:
-            raise refuse("rerank_pool", f"be at least k ({self.k}) or None", self.rerank_pool)
 
 
 @documented
@@ -207,11 +188,3 @@ class DraginContext(RegeneratedSentenceDocuments):
     def __post_init__(self) -> None:
         super().__post_init__()
         at_least(self, 0, "dragin_query_words")
-
-
-@documented
-@dataclass(kw_only=True)
-class IRCoTSeakrContext(IRCoTContext, SeakrContext):
-    """Settings of one ircot_seakr run: IRCoT's (IRCoTContext) whose every retrieval keeps,
-    from a pool of rerank_pool, the k paragraphs under which a short pseudo-generation of the
-    next CoT sentence is least uncertain (SeakrContext's fields)."""

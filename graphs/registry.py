@@ -20,8 +20,6 @@ from activerag.context_after_flare import (
     EtcContext,
     GateContext,
     IRCoTContext,
-    IRCoTSeakrContext,
-    SeakrContext,
 )
 from activerag.errors import ActiveRagError
 from activerag.method_record import Method
@@ -36,9 +34,6 @@ FAMILIES: dict[str, str] = {
               "LM reads the best; with its baselines (FBRagContext)",
     "Adaptive-RAG": "Jeong et al. 2024: a query-complexity classifier routes the question to no, "
                     "single-step or multi-step retrieval (AdaptiveContext)",
-    "SeaKR-lite": "after Yao et al. 2025's self-aware re-ranking: a host method whose every "
-                  "retrieval keeps, from a larger pool, the documents under which a short "
-                  "pseudo-generation is least uncertain (SeakrContext)",
     "IRCoT": "Trivedi et al. 2023: a chain of thought written one sentence at a time, each "
              "sentence the query whose paragraphs join all those collected (IRCoTContext)",
     "uncertainty gates": "retrieve when the LM's own uncertainty calls for it: Moskvoretskii et "
@@ -159,14 +154,6 @@ _METHODS = [
            "uncertainty gates", "`flare` with RIND's entropy of content words as the gate (no "
            "attention), the question plus the draft's most surprising words as the query",
            "gated:build_dragin_graph"),
-    Method("flare_seakr", "seakr:flare_seakr_graph", SeakrContext, {}, "SeaKR-lite",
-           "`flare`, each retrieval keeping k of `rerank_pool` (3k) documents: those whose "
-           "pseudo-generation has the lowest mean top-20 token entropy",
-           "seakr:build_flare_seakr_graph"),
-    Method("ircot_seakr", "seakr:ircot_seakr_graph", IRCoTSeakrContext, {}, "SeaKR-lite",
-           "`ircot`, each retrieval adding the k of `rerank_pool` (3k) paragraphs under which "
-           "the next CoT sentence's pseudo-generation has the lowest mean top-20 token entropy",
-           "seakr:build_ircot_seakr_graph"),
     Method("app", "app:graph", AppContext, {}, "app",
            "FB-RAG for a question with its own long context; else single-time retrieval, then "
            "FLARE when single's answer is unsure", "app:build_app_graph"),
@@ -195,16 +182,19 @@ NEEDS: dict[str, frozenset[str]] = {
     "gate_entropy_mean": LOGPROBS | _TOP20, "gate_entropy_max": LOGPROBS | _TOP20,
     "gate_lexsim": LOGPROBS | {"n"}, "flare_etc": LOGPROBS | _TOP20,
     "dragin_lite": LOGPROBS | _TOP20,
-    "flare_seakr": LOGPROBS | _TOKENS | _TOP20, "ircot_seakr": LOGPROBS | _TOKENS | _TOP20,
 }
 """Each method's needs where they are not its family's (FAMILY_NEEDS, else LOGPROBS)."""
 
 
 FOLDERS = family_folders()
-"""The families added by a folder of their own (nodes/<family>/methods.py)."""
+"""The families added by a folder of their own (nodes/<family>/methods.py), listed before the
+app, which composes the methods above it."""
+_APP = FAMILIES.pop("app")
 for _family in FOLDERS:
     FAMILIES.setdefault(_family.name, _family.line)
-    _METHODS += _family.methods
+FAMILIES["app"] = _APP
+_METHODS = ([m for m in _METHODS if m.family != "app"] + [m for f in FOLDERS for m in f.methods]
+            + [m for m in _METHODS if m.family == "app"])
 _METHODS = [m if m.needs is not None else replace(
     m, needs=NEEDS.get(m.name, FAMILY_NEEDS.get(m.family, LOGPROBS))) for m in _METHODS]
 ANSWER_RULES: dict[str, AnswerRule] = {"IRCoT": "whole", "Adaptive-RAG": "whole"}

@@ -6,7 +6,6 @@ from __future__ import annotations
 from langchain_core.retrievers import BaseRetriever
 from langgraph.types import Checkpointer
 
-from activerag.context_after_flare import IRCoTSeakrContext, SeakrContext
 from activerag.graphs.base import Compiled
 from activerag.graphs.flare import build_flare_graph
 from activerag.graphs.ircot import IRCoTCompiled, build_ircot_graph
@@ -14,7 +13,8 @@ from activerag.nodes import ircot
 from activerag.nodes.flare import FlareNode
 from activerag.nodes.ircot import IRCoTNode
 from activerag.nodes.parts import Parts
-from activerag.nodes.seakr import collected_paragraphs, ircot_prompts, make_seakr_retrieve
+from activerag.nodes.seakr.context import IRCoTSeakrContext, SeakrContext
+from activerag.nodes.seakr.steps import collected_paragraphs, ircot_prompts, make_seakr_retrieve
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM
 from activerag.serving.token_lm import TokenLM

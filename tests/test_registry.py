@@ -20,8 +20,6 @@ from activerag.context_after_flare import (
     EtcContext,
     GateContext,
     IRCoTContext,
-    IRCoTSeakrContext,
-    SeakrContext,
 )
 from activerag.graphs.registry import FAMILIES, METHODS, markdown_table, method
 
@@ -43,7 +41,6 @@ PINNED.update({"adaptive_rag": (AdaptiveContext, {}),
                "adaptive_rag_prompt": (AdaptiveContext, {"router": ""})})
 PINNED.update({"ircot": (IRCoTContext, {}),
                "ircot_chain": (IRCoTContext, {"ircot_reader": "none"})})
-PINNED.update({"flare_seakr": (SeakrContext, {}), "ircot_seakr": (IRCoTSeakrContext, {})})
 PINNED.update({f"gate_{e}": (GateContext, {"estimator": e})
                for e in ("entropy_mean", "entropy_max", "perplexity", "lexsim")})
 PINNED.update({"flare_etc": (EtcContext, {}), "dragin_lite": (DraginContext, {})})

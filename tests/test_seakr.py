@@ -6,15 +6,15 @@ import math
 import pytest
 
 from activerag.context import FlareContext
-from activerag.context_after_flare import IRCoTSeakrContext, SeakrContext
 from activerag.errors import PromptTooLong, SettingError
 from activerag.evaluation.report import format_step
 from activerag.graphs.flare import build_flare_graph
 from activerag.graphs.registry import METHODS, method
 from activerag.graphs.seakr import build_flare_seakr_graph, build_ircot_seakr_graph
 from activerag.nodes.parts import Parts
-from activerag.nodes.seakr import make_seakr_retrieve, pseudo_generate
-from activerag.nodes.seakr_logic import mean_entropy, pool_size, rerank
+from activerag.nodes.seakr.context import IRCoTSeakrContext, SeakrContext
+from activerag.nodes.seakr.logic import mean_entropy, pool_size, rerank
+from activerag.nodes.seakr.steps import make_seakr_retrieve, pseudo_generate
 from activerag.nodes.triggers import entropy
 from activerag.sentences import SentenceSplitter
 from activerag.testing import ScriptedLM, ScriptedTokenLM, ends, memory_retriever, says
@@ -202,6 +202,9 @@ def test_flare_seakr_is_registered_with_its_context_over_the_runs_flare_settings
     _, ctx = method("flare_seakr", FlareContext(theta=0.3, k=4))
     assert type(ctx) is SeakrContext and (ctx.theta, ctx.k, ctx.rerank_pool) == (0.3, 4, None)
     assert record.graph.context_schema is SeakrContext
+    other = METHODS["ircot_seakr"]
+    assert other.context is IRCoTSeakrContext and other.family == "SeaKR-lite"
+    assert other.overrides == record.overrides == {}
 
 
 async def test_ircot_seakr_adds_the_most_certain_paragraph_beside_those_collected():

@@ -19,7 +19,6 @@ from activerag.cli.flags import (
     GATES,
     IRCOT,
     REPLUG,
-    SEAKR,
     SERVING,
     add_flags,
 )
@@ -36,7 +35,6 @@ RUN_GROUPS = [SERVING, FLARE, REPLUG, FB_RAG, APP]
 """The flag groups of `ask` and `eval`, which run methods of every family (`sweep` runs FLARE's
 and the app over FLARE's settings)."""
 RUN_GROUPS.append(ADAPTIVE)
-RUN_GROUPS.append(SEAKR)
 RUN_GROUPS.append(IRCOT)
 RUN_GROUPS += [GATES, ETC, DRAGIN]
 RUN_GROUPS += FOLDER_GROUPS

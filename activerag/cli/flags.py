@@ -26,14 +26,11 @@ from activerag.context_after_flare import (
     EtcContext,
     GateContext,
     IRCoTContext,
-    IRCoTSeakrContext,
-    SeakrContext,
 )
 from activerag.nodes.families import family_folders
 
 SERVING, FLARE, REPLUG, FB_RAG, APP = "LM, store and prompts", "FLARE", "REPLUG", "FB-RAG", "app"
 ADAPTIVE = "Adaptive-RAG"
-SEAKR = "SeaKR-lite"
 IRCOT = "IRCoT"
 GATES, ETC, DRAGIN = "uncertainty gates", "ETC", "DRAGIN-lite"
 GROUPS = {
@@ -48,8 +45,6 @@ GROUPS = {
          "flags above)",
     ADAPTIVE: "AdaptiveContext: adaptive_rag (its strategies' settings are the FLARE flags "
               "above)",
-    SEAKR: "SeakrContext: flare_seakr, ircot_seakr (its host method's settings are the FLARE "
-           "and IRCoT flags)",
     IRCOT: "IRCoTContext: ircot, ircot_chain (--k is K, the paragraphs per retrieval; the LM, "
            "store, prompts and caps are the flags above; theta, beta and FLARE's query and "
            "window flags are not read)",
@@ -66,16 +61,9 @@ FAMILY_CONTEXTS: dict[str, tuple[type[ServingContext], ...]] = {
 FAMILY_CONTEXTS[SERVING] += (AdaptiveContext,)
 FAMILY_CONTEXTS[FLARE] += (AdaptiveContext,)
 FAMILY_CONTEXTS[ADAPTIVE] = (AdaptiveContext,)
-FAMILY_CONTEXTS[SERVING] += (SeakrContext,)
-FAMILY_CONTEXTS[FLARE] += (SeakrContext,)
-FAMILY_CONTEXTS[SEAKR] = (SeakrContext,)
 FAMILY_CONTEXTS[SERVING] += (IRCoTContext,)
 FAMILY_CONTEXTS[FLARE] += (IRCoTContext,)
 FAMILY_CONTEXTS[IRCOT] = (IRCoTContext,)
-FAMILY_CONTEXTS[SERVING] += (IRCoTSeakrContext,)
-FAMILY_CONTEXTS[FLARE] += (IRCoTSeakrContext,)
-FAMILY_CONTEXTS[IRCOT] += (IRCoTSeakrContext,)
-FAMILY_CONTEXTS[SEAKR] += (IRCoTSeakrContext,)
 FAMILY_CONTEXTS[SERVING] += (GateContext, EtcContext, DraginContext)
 FAMILY_CONTEXTS[FLARE] += (GateContext, EtcContext, DraginContext)
 FAMILY_CONTEXTS[GATES], FAMILY_CONTEXTS[ETC] = (GateContext,), (EtcContext,)

@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from activerag.context_after_flare import SeakrContext
 from activerag.demo import load_demo_questions
 from activerag.graphs.seakr import flare_seakr_graph
 from activerag.nodes.prompts import COT_TASK, answer_prompt
+from activerag.nodes.seakr.context import SeakrContext
 from activerag.serving.server import server_models
 from activerag.serving.token_lm import VLLMTokens
 from activerag.stores.corpus import Corpus

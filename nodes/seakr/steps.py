@@ -43,7 +43,7 @@ from langchain_core.documents import Document
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
-from activerag.context_after_flare import IRCoTContext, SeakrContext
+from activerag.context_after_flare import IRCoTContext
 from activerag.errors import ActiveRagError, PromptTooLong
 from activerag.nodes import flare, ircot
 from activerag.nodes.base import Node, Update
@@ -53,7 +53,8 @@ from activerag.nodes.ircot_logic import fewer_shots
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import answer_prompt
 from activerag.nodes.prompts_ircot import ircot_prompt
-from activerag.nodes.seakr_logic import mean_entropy, pool_size, rerank
+from activerag.nodes.seakr.context import SeakrContext
+from activerag.nodes.seakr.logic import mean_entropy, pool_size, rerank
 from activerag.serving.token_lm import Steps
 from activerag.state import FlareState, IRCoTState, RerankEntry
 

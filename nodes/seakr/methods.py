@@ -1,0 +1,30 @@
+"""SeaKR-lite's registry rows and CLI flag group (read by graphs/registry.py and the CLI; no
+graph is imported here)."""
+
+from __future__ import annotations
+
+from activerag.method_record import Family, Method
+from activerag.nodes.seakr.context import IRCoTSeakrContext, SeakrContext
+
+NEEDS = frozenset({"completions", "stream", "logprobs", "tokenize", "token_ids",
+                   "top_logprobs_20"})
+"""The host's logprobs, and the token LM's token-id prompts with top-20 steps."""
+FAMILY = Family(
+    name="SeaKR-lite",
+    line="after Yao et al. 2025's self-aware re-ranking: a host method whose every retrieval "
+         "keeps, from a larger pool, the documents under which a short pseudo-generation is "
+         "least uncertain (SeakrContext)",
+    methods=(
+        Method("flare_seakr", "seakr:flare_seakr_graph", SeakrContext, {}, "SeaKR-lite",
+               "`flare`, each retrieval keeping k of `rerank_pool` (3k) documents: those whose "
+               "pseudo-generation has the lowest mean top-20 token entropy",
+               "seakr:build_flare_seakr_graph", needs=NEEDS),
+        Method("ircot_seakr", "seakr:ircot_seakr_graph", IRCoTSeakrContext, {}, "SeaKR-lite",
+               "`ircot`, each retrieval adding the k of `rerank_pool` (3k) paragraphs under "
+               "which the next CoT sentence's pseudo-generation has the lowest mean top-20 "
+               "token entropy", "seakr:build_ircot_seakr_graph", needs=NEEDS),
+    ),
+    flags="SeakrContext: flare_seakr, ircot_seakr (its host method's settings are the FLARE "
+          "and IRCoT flags)",
+    contexts=(SeakrContext, IRCoTSeakrContext),
+)
