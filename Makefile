@@ -54,7 +54,7 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.node
 	'activerag.lsr.data.x_title_recall__*' 'activerag.lsr.data.x_halves__*' \
 	'activerag.lsr.data.x_lm_split__*' 'activerag.lsr.data.x_overlap__*' \
 	'activerag.lsr.objective.x*LSRConfig*check__*' 'activerag.lsr.objective.x_training_round__*' \
-	'activerag.lsr.index.x*PassageIndex*' 'activerag.nodes.fb_rag_logic.*' 'activerag.nodes.ircot_logic.*' \
+	'activerag.lsr.index.x*PassageIndex*' 'activerag.nodes.fb_rag_logic.*' \
 	'activerag.nodes.adaptive_logic.*' \
 	'activerag.nodes.messages_logic.*' \
 	'activerag.page_logic.*' \

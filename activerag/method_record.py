@@ -84,9 +84,9 @@ class Method:
 @dataclass(frozen=True)
 class Family:
     """What a method family's folder adds to the registry: its `methods.py` holds one, named
-    FAMILY. Its methods are listed after the shipped ones (the app's last), in this order; a
-    family of a new name gets LINE in the list of families, one that names a shipped family
-    joins it."""
+    FAMILY. Its methods are listed with their family, after its shipped ones, in this order; a
+    family of a new name gets LINE in the list of families (before the app's), one that names
+    a shipped family joins it."""
 
     name: str
     line: str

@@ -8,14 +8,15 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from activerag.context_after_flare import IRCoTContext
 from activerag.graphs.base import LM_RETRY
-from activerag.nodes import ircot
-from activerag.nodes.ircot import IRCoTNode
+from activerag.nodes.ircot import steps as ircot
+from activerag.nodes.ircot.context import IRCoTContext
+from activerag.nodes.ircot.state import IRCoTState
+from activerag.nodes.ircot.steps import IRCoTNode
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM
-from activerag.state import FlareInput, FlareOutput, IRCoTState
+from activerag.state import FlareInput, FlareOutput
 
 IRCoTCompiled = CompiledStateGraph[IRCoTState, IRCoTContext, FlareInput, FlareOutput]
 

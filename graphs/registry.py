@@ -19,7 +19,6 @@ from activerag.context_after_flare import (
     DraginContext,
     EtcContext,
     GateContext,
-    IRCoTContext,
 )
 from activerag.errors import ActiveRagError
 from activerag.method_record import Method
@@ -34,8 +33,6 @@ FAMILIES: dict[str, str] = {
               "LM reads the best; with its baselines (FBRagContext)",
     "Adaptive-RAG": "Jeong et al. 2024: a query-complexity classifier routes the question to no, "
                     "single-step or multi-step retrieval (AdaptiveContext)",
-    "IRCoT": "Trivedi et al. 2023: a chain of thought written one sentence at a time, each "
-             "sentence the query whose paragraphs join all those collected (IRCoTContext)",
     "uncertainty gates": "retrieve when the LM's own uncertainty calls for it: Moskvoretskii et "
                          "al. 2025's gated single retrieval (GateContext); ETC's entropy trend "
                          "(EtcContext) and DRAGIN-lite (DraginContext) as FLARE's gate",
@@ -123,14 +120,6 @@ _METHODS = [
     Method("adaptive_rag_prompt", "adaptive_rag:prompt_graph", AdaptiveContext, {"router": ""},
            "Adaptive-RAG", "as `adaptive_rag`, the served LM rating the complexity A/B/C from a "
            "prompt (C when its reply names none)", "adaptive_rag:build_prompt_graph"),
-    Method("ircot", "ircot:graph", IRCoTContext, {}, "IRCoT",
-           "retrieves k paragraphs with the question, then with each chain-of-thought sentence, "
-           "adding them to those collected (at most 15) until a sentence says \"answer is\" "
-           "(or 10 sentences); a reader answers over them all (§3, IRCoT QA)",
-           "ircot:build_ircot_graph"),
-    Method("ircot_chain", "ircot:graph", IRCoTContext, {"ircot_reader": "none"}, "IRCoT",
-           "as `ircot`, without the reader: the loop's own chain is the answer",
-           "ircot:build_ircot_graph"),
     Method("gate_entropy_mean", "gated:gated_graph", GateContext,
            {"estimator": "entropy_mean"}, "uncertainty gates",
            "answers without documents (as `none`); when that answer's mean token entropy is "
@@ -187,19 +176,20 @@ NEEDS: dict[str, frozenset[str]] = {
 
 
 FOLDERS = family_folders()
-"""The families added by a folder of their own (nodes/<family>/methods.py), listed before the
-app, which composes the methods above it."""
+"""The families added by a folder of their own (nodes/<family>/methods.py): a new family is
+listed before the app, which composes the methods above it, and every method with its family."""
 _APP = FAMILIES.pop("app")
 for _family in FOLDERS:
     FAMILIES.setdefault(_family.name, _family.line)
 FAMILIES["app"] = _APP
-_METHODS = ([m for m in _METHODS if m.family != "app"] + [m for f in FOLDERS for m in f.methods]
-            + [m for m in _METHODS if m.family == "app"])
+_METHODS = sorted(_METHODS + [m for f in FOLDERS for m in f.methods],
+                  key=lambda m: list(FAMILIES).index(m.family))
 _METHODS = [m if m.needs is not None else replace(
     m, needs=NEEDS.get(m.name, FAMILY_NEEDS.get(m.family, LOGPROBS))) for m in _METHODS]
-ANSWER_RULES: dict[str, AnswerRule] = {"IRCoT": "whole", "Adaptive-RAG": "whole"}
-"""The families whose authors score an output without "answer is" as the whole output (IRCoT's
-and Adaptive-RAG's configs: `match_all_on_failure`); every other family's code scores it ""."""
+ANSWER_RULES: dict[str, AnswerRule] = {"Adaptive-RAG": "whole"}
+"""The families whose authors score an output without "answer is" as the whole output (their
+configs' `match_all_on_failure`; IRCoT's rows say so in nodes/ircot/methods.py); every other
+family's code scores it ""."""
 _METHODS = [m if m.answer_rule is not None else replace(
     m, answer_rule=ANSWER_RULES.get(m.family, "empty")) for m in _METHODS]
 METHODS: dict[str, Method] = {m.name: m for m in _METHODS}

@@ -2,7 +2,7 @@
 family's (the library's own exemplars and the paper's, read from the evaluation data at run
 time, never copied), REPLUG's (FLARE's answer prompt), FB-RAG's reader and sampler,
 Adaptive-RAG's classifier, the chat adapter's rewrite and the agent's; IRCoT's are in
-prompts_ircot.py."""
+nodes/ircot/prompts.py."""
 
 from __future__ import annotations
 

@@ -356,8 +356,8 @@ def test_a_strategy_with_a_context_of_its_own_gets_it_from_the_run():
     made = context_for(Graph(), ctx)
     assert type(made) is OwnContext and (made.theta, made.k, made.rounds) == (0.3, 5, 3)
     assert context_for(build_single_graph(lm=ScriptedLM([])), ctx) is ctx
-    from activerag.context_after_flare import IRCoTContext
     from activerag.graphs.ircot import graph as ircot_graph
+    from activerag.nodes.ircot.context import IRCoTContext
 
     made = context_for(ircot_graph, ctx)
     assert type(made) is IRCoTContext and made.k == 5

@@ -12,11 +12,11 @@ from langchain_core.documents import Document
 from langgraph.checkpoint.memory import InMemorySaver
 
 from activerag.context import FlareContext
-from activerag.context_after_flare import IRCoTContext
 from activerag.errors import ActiveRagError, EmptyQuestion, PromptTooLong, SettingError
 from activerag.graphs.ircot import build_ircot_graph
 from activerag.graphs.registry import METHODS, method
-from activerag.nodes.ircot_logic import (
+from activerag.nodes.ircot.context import IRCoTContext
+from activerag.nodes.ircot.logic import (
     collect,
     fewer_shots,
     is_reasoning,
@@ -25,7 +25,7 @@ from activerag.nodes.ircot_logic import (
     stop_reason,
     without_wh_words,
 )
-from activerag.nodes.prompts_ircot import (
+from activerag.nodes.ircot.prompts import (
     IRCOT_PARAGRAPH_WORDS,
     IRCOT_TASK,
     ircot_paper_task,
@@ -417,6 +417,9 @@ def test_the_registry_gives_ircot_its_own_context_over_the_runs_flare_settings()
     assert (ctx.k, ctx.max_answer_tokens, ctx.ircot_reader, ctx.ircot_max_paragraphs) == (
         4, 100, "none", 15)
     assert METHODS["ircot"].family == METHODS["ircot_chain"].family == "IRCoT"
+    assert METHODS["ircot"].context is METHODS["ircot_chain"].context is IRCoTContext
+    assert (METHODS["ircot"].overrides, METHODS["ircot_chain"].overrides) == (
+        {}, {"ircot_reader": "none"})
 
 
 def test_the_flags_set_ircots_own_settings_and_the_shared_ones(tmp_path, monkeypatch):

@@ -3,9 +3,9 @@ closes the reply (and the client did not cut it there), and REPLUG streams each 
 soon as the next one has begun."""
 
 from activerag.context import ReplugContext
-from activerag.context_after_flare import IRCoTContext
 from activerag.graphs.ircot import build_ircot_graph
 from activerag.graphs.replug import build_replug_graph
+from activerag.nodes.ircot.context import IRCoTContext
 from activerag.sentences import SentenceSplitter
 from activerag.testing.retriever import memory_retriever
 from activerag.testing.scripted import ScriptedLM, ends

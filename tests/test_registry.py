@@ -19,7 +19,6 @@ from activerag.context_after_flare import (
     DraginContext,
     EtcContext,
     GateContext,
-    IRCoTContext,
 )
 from activerag.graphs.registry import FAMILIES, METHODS, markdown_table, method
 
@@ -39,8 +38,6 @@ PINNED = {
 }
 PINNED.update({"adaptive_rag": (AdaptiveContext, {}),
                "adaptive_rag_prompt": (AdaptiveContext, {"router": ""})})
-PINNED.update({"ircot": (IRCoTContext, {}),
-               "ircot_chain": (IRCoTContext, {"ircot_reader": "none"})})
 PINNED.update({f"gate_{e}": (GateContext, {"estimator": e})
                for e in ("entropy_mean", "entropy_max", "perplexity", "lexsim")})
 PINNED.update({"flare_etc": (EtcContext, {}), "dragin_lite": (DraginContext, {})})

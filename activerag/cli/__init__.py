@@ -17,7 +17,6 @@ from activerag.cli.flags import (
     FLARE,
     FOLDER_GROUPS,
     GATES,
-    IRCOT,
     REPLUG,
     SERVING,
     add_flags,
@@ -35,7 +34,6 @@ RUN_GROUPS = [SERVING, FLARE, REPLUG, FB_RAG, APP]
 """The flag groups of `ask` and `eval`, which run methods of every family (`sweep` runs FLARE's
 and the app over FLARE's settings)."""
 RUN_GROUPS.append(ADAPTIVE)
-RUN_GROUPS.append(IRCOT)
 RUN_GROUPS += [GATES, ETC, DRAGIN]
 RUN_GROUPS += FOLDER_GROUPS
 

@@ -25,13 +25,11 @@ from activerag.context_after_flare import (
     DraginContext,
     EtcContext,
     GateContext,
-    IRCoTContext,
 )
 from activerag.nodes.families import family_folders
 
 SERVING, FLARE, REPLUG, FB_RAG, APP = "LM, store and prompts", "FLARE", "REPLUG", "FB-RAG", "app"
 ADAPTIVE = "Adaptive-RAG"
-IRCOT = "IRCoT"
 GATES, ETC, DRAGIN = "uncertainty gates", "ETC", "DRAGIN-lite"
 GROUPS = {
     SERVING: "FLARE's, REPLUG's and the app's one LM, the corpus and the exemplars "
@@ -45,9 +43,6 @@ GROUPS = {
          "flags above)",
     ADAPTIVE: "AdaptiveContext: adaptive_rag (its strategies' settings are the FLARE flags "
               "above)",
-    IRCOT: "IRCoTContext: ircot, ircot_chain (--k is K, the paragraphs per retrieval; the LM, "
-           "store, prompts and caps are the flags above; theta, beta and FLARE's query and "
-           "window flags are not read)",
     GATES: "GateContext: gate_entropy_mean, gate_entropy_max, gate_perplexity, gate_lexsim "
            "(the LM, store, prompts and caps are the flags above)",
     ETC: "EtcContext: flare_etc (its host's settings are the FLARE flags above)",
@@ -61,9 +56,6 @@ FAMILY_CONTEXTS: dict[str, tuple[type[ServingContext], ...]] = {
 FAMILY_CONTEXTS[SERVING] += (AdaptiveContext,)
 FAMILY_CONTEXTS[FLARE] += (AdaptiveContext,)
 FAMILY_CONTEXTS[ADAPTIVE] = (AdaptiveContext,)
-FAMILY_CONTEXTS[SERVING] += (IRCoTContext,)
-FAMILY_CONTEXTS[FLARE] += (IRCoTContext,)
-FAMILY_CONTEXTS[IRCOT] = (IRCoTContext,)
 FAMILY_CONTEXTS[SERVING] += (GateContext, EtcContext, DraginContext)
 FAMILY_CONTEXTS[FLARE] += (GateContext, EtcContext, DraginContext)
 FAMILY_CONTEXTS[GATES], FAMILY_CONTEXTS[ETC] = (GateContext,), (EtcContext,)

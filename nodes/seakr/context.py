@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from activerag.context import FlareContext, at_least, documented, refuse
-from activerag.context_after_flare import IRCoTContext
+from activerag.nodes.ircot.context import IRCoTContext
 
 
 @documented

@@ -43,20 +43,22 @@ from langchain_core.documents import Document
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
-from activerag.context_after_flare import IRCoTContext
 from activerag.errors import ActiveRagError, PromptTooLong
-from activerag.nodes import flare, ircot
+from activerag.nodes import flare
 from activerag.nodes.base import Node, Update
 from activerag.nodes.decisions import retrieved
 from activerag.nodes.flare import FlareNode, shots
-from activerag.nodes.ircot_logic import fewer_shots
+from activerag.nodes.ircot import steps as ircot
+from activerag.nodes.ircot.context import IRCoTContext
+from activerag.nodes.ircot.logic import fewer_shots
+from activerag.nodes.ircot.prompts import ircot_prompt
+from activerag.nodes.ircot.state import IRCoTState
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import answer_prompt
-from activerag.nodes.prompts_ircot import ircot_prompt
 from activerag.nodes.seakr.context import SeakrContext
 from activerag.nodes.seakr.logic import mean_entropy, pool_size, rerank
 from activerag.serving.token_lm import Steps
-from activerag.state import FlareState, IRCoTState, RerankEntry
+from activerag.state import FlareState, RerankEntry
 
 TOP = 20
 """Alternatives per position of a pseudo-generation (vLLM's default --max-logprobs)."""

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 import pytest
 
 from activerag.answers import find_answer
-from activerag.context_after_flare import IRCoTContext
 from activerag.demo import load_demo_questions
 from activerag.errors import ActiveRagError
 from activerag.graphs.ircot import build_ircot_graph, graph
-from activerag.nodes.prompts_ircot import ircot_paper_task
+from activerag.nodes.ircot.context import IRCoTContext
+from activerag.nodes.ircot.prompts import ircot_paper_task
 from activerag.serving.lm import VLLMClient
 from activerag.stores.corpus import Corpus
 
