@@ -1,38 +1,14 @@
-"""Settings of the methods after FLARE (issue #21): Adaptive-RAG, IRCoT, the uncertainty
-gates, ETC and DRAGIN-lite (SeaKR-lite's are in its folder, nodes/seakr/context.py). Each is
-FLARE's settings (activerag/context.py) and the fields of its own; each family keeps its own
-type."""
+"""Settings of the uncertainty gates, ETC and DRAGIN-lite (issue #21; the other families' are in
+their folders, nodes/<family>/context.py). Each is FLARE's settings (activerag/context.py) and
+the fields of its own; each family keeps its own type."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from activerag.context import FlareContext, at_least, documented, refuse
-from activerag.errors import SettingError
-from activerag.serving.security import check_folder
 from activerag.trigger_names import check_estimator
-
-
-@documented
-@dataclass(kw_only=True)
-class AdaptiveContext(FlareContext):
-    """Settings of one Adaptive-RAG run (Jeong et al. 2024): which query-complexity classifier
-    routes the question; the FLARE fields are the three strategies' own settings."""
-
-    router: str = ""
-    """A router folder written by `activerag train-router` (logistic regression on the
-    question's MiniLM embedding); empty: the prompt classifier asks the served LM (the
-    adaptive_rag method refuses to run without a router, adaptive_rag_prompt never reads one)."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_folder("router", self.router)
-        if self.router and not os.path.isdir(os.path.expanduser(self.router)):
-            raise SettingError(f"router folder {self.router!r} does not exist; train one with "
-                               f"`activerag train-router --out {self.router}`, or give the "
-                               "folder it wrote")
 
 
 @documented

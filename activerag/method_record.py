@@ -59,7 +59,7 @@ class Method:
     NEEDS[name], else its family's."""
     answer_rule: AnswerRule | None = None
     """How its answers are scored when they hold no "answer is" (activerag.answers.AnswerRule),
-    as its authors' code scores them; None: its family's (ANSWER_RULES)."""
+    as its authors' code scores them; None: "empty", an output without it has no answer."""
     build_args: dict[str, Any] = field(default_factory=dict, hash=False)
     """The builder's own arguments for this graph (previous_window: unit "window")."""
 

@@ -10,19 +10,19 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from activerag.context_after_flare import AdaptiveContext
 from activerag.graphs.base import LM_RETRY
 from activerag.graphs.ircot import graph as ircot_graph
 from activerag.graphs.single import no_retrieval_graph, single_graph
-from activerag.nodes import adaptive
-from activerag.nodes.adaptive import (
+from activerag.nodes.adaptive_rag import steps as adaptive
+from activerag.nodes.adaptive_rag.context import AdaptiveContext
+from activerag.nodes.adaptive_rag.router import Embedder
+from activerag.nodes.adaptive_rag.steps import (
     STRATEGIES,
     AdaptiveInput,
     AdaptiveNode,
     AdaptiveOutput,
     AdaptiveState,
 )
-from activerag.nodes.adaptive_router import Embedder
 from activerag.nodes.parts import Parts
 from activerag.serving.lm import LM
 

@@ -15,7 +15,6 @@ from typing import Any
 from activerag.answers import AnswerRule
 from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
 from activerag.context_after_flare import (
-    AdaptiveContext,
     DraginContext,
     EtcContext,
     GateContext,
@@ -31,8 +30,6 @@ FAMILIES: dict[str, str] = {
               "with its Table 3 baselines (ReplugContext; the baselines FlareContext)",
     "FB-RAG": "Chawla et al. 2025: a light LM's samples rank a long context's chunks, a strong "
               "LM reads the best; with its baselines (FBRagContext)",
-    "Adaptive-RAG": "Jeong et al. 2024: a query-complexity classifier routes the question to no, "
-                    "single-step or multi-step retrieval (AdaptiveContext)",
     "uncertainty gates": "retrieve when the LM's own uncertainty calls for it: Moskvoretskii et "
                          "al. 2025's gated single retrieval (GateContext); ETC's entropy trend "
                          "(EtcContext) and DRAGIN-lite (DraginContext) as FLARE's gate",
@@ -113,13 +110,6 @@ _METHODS = [
     Method("self_route", "fb_rag:self_route_graph", FBRagContext, {}, "FB-RAG",
            'OP-RAG whose reader may answer "unanswerable", then the whole context',
            "fb_rag:build_baseline_graph", build_args={"kind": "self_route"}),
-    Method("adaptive_rag", "adaptive_rag:graph", AdaptiveContext, {}, "Adaptive-RAG",
-           "a router trained here (`train-router`: logistic regression on the question's MiniLM "
-           "embedding) sends it to `none` (A), `single` (B) or the multi-step method (C) (§3.2)",
-           "adaptive_rag:build_router_graph"),
-    Method("adaptive_rag_prompt", "adaptive_rag:prompt_graph", AdaptiveContext, {"router": ""},
-           "Adaptive-RAG", "as `adaptive_rag`, the served LM rating the complexity A/B/C from a "
-           "prompt (C when its reply names none)", "adaptive_rag:build_prompt_graph"),
     Method("gate_entropy_mean", "gated:gated_graph", GateContext,
            {"estimator": "entropy_mean"}, "uncertainty gates",
            "answers without documents (as `none`); when that answer's mean token entropy is "
@@ -186,12 +176,8 @@ _METHODS = sorted(_METHODS + [m for f in FOLDERS for m in f.methods],
                   key=lambda m: list(FAMILIES).index(m.family))
 _METHODS = [m if m.needs is not None else replace(
     m, needs=NEEDS.get(m.name, FAMILY_NEEDS.get(m.family, LOGPROBS))) for m in _METHODS]
-ANSWER_RULES: dict[str, AnswerRule] = {"Adaptive-RAG": "whole"}
-"""The families whose authors score an output without "answer is" as the whole output (their
-configs' `match_all_on_failure`; IRCoT's rows say so in nodes/ircot/methods.py); every other
-family's code scores it ""."""
-_METHODS = [m if m.answer_rule is not None else replace(
-    m, answer_rule=ANSWER_RULES.get(m.family, "empty")) for m in _METHODS]
+_METHODS = [m if m.answer_rule is not None else replace(m, answer_rule="empty")
+            for m in _METHODS]
 METHODS: dict[str, Method] = {m.name: m for m in _METHODS}
 """Every method by name, family by family: the one source of "which methods exist"."""
 if len(METHODS) < len(_METHODS):

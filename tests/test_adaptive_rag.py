@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from activerag.context import FlareContext
-from activerag.context_after_flare import AdaptiveContext
 from activerag.errors import ActiveRagError, ModelFileMissing, ModelMismatch, SettingError
 from activerag.evaluation.datasets import Example
 from activerag.evaluation.evaluate import Run
@@ -23,8 +22,8 @@ from activerag.graphs.adaptive_rag import (
 )
 from activerag.graphs.flare import build_flare_graph
 from activerag.graphs.single import build_single_graph
-from activerag.nodes.adaptive import context_for
-from activerag.nodes.adaptive_logic import (
+from activerag.nodes.adaptive_rag.context import AdaptiveContext
+from activerag.nodes.adaptive_rag.logic import (
     HOPS_LABEL,
     deciding_labels,
     fit_logistic,
@@ -33,7 +32,8 @@ from activerag.nodes.adaptive_logic import (
     probabilities,
     silver_label,
 )
-from activerag.nodes.adaptive_router import Router, load_router
+from activerag.nodes.adaptive_rag.router import Router, load_router
+from activerag.nodes.adaptive_rag.steps import context_for
 from activerag.sentences import SentenceSplitter
 from activerag.testing.retriever import memory_retriever
 from activerag.testing.scripted import ScriptedLM, ends
@@ -342,7 +342,7 @@ class OwnContext(FlareContext):
 
 def test_the_multi_step_strategy_is_ircot_by_default():
     from activerag.graphs import adaptive_rag, ircot
-    from activerag.nodes.adaptive import STRATEGIES
+    from activerag.nodes.adaptive_rag.steps import STRATEGIES
 
     assert adaptive_rag.MULTI_STEP is ircot.graph
     assert STRATEGIES == {"A": "no_retrieval", "B": "single_step", "C": "multi_step"}
@@ -474,3 +474,14 @@ async def test_the_decision_streams_as_a_line_ask_trace_prints(tmp_path):
     assert len(stages) == 1
     assert event(stages[0]).startswith("[classify: B -> single_step (router; p A 0.12 B 0.87 "
                                        "C 0.02) ")
+
+
+def test_the_registry_rows_give_adaptive_rag_its_context_and_the_authors_answer_rule():
+    from activerag.graphs.registry import METHODS, answer_rule, method
+
+    rows = METHODS["adaptive_rag"], METHODS["adaptive_rag_prompt"]
+    assert [(r.context, r.overrides, r.family) for r in rows] == [
+        (AdaptiveContext, {}, "Adaptive-RAG"), (AdaptiveContext, {"router": ""}, "Adaptive-RAG")]
+    assert answer_rule("adaptive_rag") == answer_rule("adaptive_rag_prompt") == "whole"
+    _, ctx = method("adaptive_rag_prompt", FlareContext(k=4))
+    assert type(ctx) is AdaptiveContext and (ctx.k, ctx.router) == (4, "")

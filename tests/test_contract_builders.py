@@ -31,9 +31,9 @@ from test_settings_take_effect import (  # noqa: F401
     world,
 )
 
-from activerag.context_after_flare import AdaptiveContext
 from activerag.graphs import messages
 from activerag.graphs.registry import METHODS
+from activerag.nodes.adaptive_rag.context import AdaptiveContext
 from activerag.testing.scripted import ScriptedLM, ends
 
 COMPONENTS = ("lm", "token_lm", "light_lm", "retriever", "splitter")

@@ -11,9 +11,9 @@ from activerag.context import FlareContext
 from activerag.evaluation.datasets import Example
 from activerag.evaluation.router_train import fit_router, train_router
 from activerag.graphs.single import build_single_graph
-from activerag.nodes import adaptive_router
-from activerag.nodes.adaptive_logic import LABELS
-from activerag.nodes.adaptive_router import Router
+from activerag.nodes.adaptive_rag import router as adaptive_router
+from activerag.nodes.adaptive_rag.logic import LABELS
+from activerag.nodes.adaptive_rag.router import Router
 from activerag.sentences import SentenceSplitter
 from activerag.testing.retriever import memory_retriever
 from activerag.testing.scripted import ScriptedLM, ends

@@ -15,7 +15,6 @@ import pytest
 
 from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext
 from activerag.context_after_flare import (
-    AdaptiveContext,
     DraginContext,
     EtcContext,
     GateContext,
@@ -36,8 +35,6 @@ PINNED = {
     "long_context": (FB, {}), "vanilla_rag": (FB, {}), "op_rag": (FB, {}),
     "self_route": (FB, {}), "app": (A, {}),
 }
-PINNED.update({"adaptive_rag": (AdaptiveContext, {}),
-               "adaptive_rag_prompt": (AdaptiveContext, {"router": ""})})
 PINNED.update({f"gate_{e}": (GateContext, {"estimator": e})
                for e in ("entropy_mean", "entropy_max", "perplexity", "lexsim")})
 PINNED.update({"flare_etc": (EtcContext, {}), "dragin_lite": (DraginContext, {})})

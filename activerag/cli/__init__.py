@@ -9,7 +9,6 @@ from typing import Any
 
 from activerag.cli.commands import eval_methods, ingest, longctx_build, serve, sweep
 from activerag.cli.flags import (
-    ADAPTIVE,
     APP,
     DRAGIN,
     ETC,
@@ -33,7 +32,6 @@ from activerag.settings import Settings
 RUN_GROUPS = [SERVING, FLARE, REPLUG, FB_RAG, APP]
 """The flag groups of `ask` and `eval`, which run methods of every family (`sweep` runs FLARE's
 and the app over FLARE's settings)."""
-RUN_GROUPS.append(ADAPTIVE)
 RUN_GROUPS += [GATES, ETC, DRAGIN]
 RUN_GROUPS += FOLDER_GROUPS
 

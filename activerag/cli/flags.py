@@ -21,7 +21,6 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
 from activerag.context_after_flare import (
-    AdaptiveContext,
     DraginContext,
     EtcContext,
     GateContext,
@@ -29,7 +28,6 @@ from activerag.context_after_flare import (
 from activerag.nodes.families import family_folders
 
 SERVING, FLARE, REPLUG, FB_RAG, APP = "LM, store and prompts", "FLARE", "REPLUG", "FB-RAG", "app"
-ADAPTIVE = "Adaptive-RAG"
 GATES, ETC, DRAGIN = "uncertainty gates", "ETC", "DRAGIN-lite"
 GROUPS = {
     SERVING: "FLARE's, REPLUG's and the app's one LM, the corpus and the exemplars "
@@ -41,8 +39,6 @@ GROUPS = {
             "and the app's route for a question with --context-file",
     APP: "AppContext: --method app only (the app's other settings are the FLARE and FB-RAG "
          "flags above)",
-    ADAPTIVE: "AdaptiveContext: adaptive_rag (its strategies' settings are the FLARE flags "
-              "above)",
     GATES: "GateContext: gate_entropy_mean, gate_entropy_max, gate_perplexity, gate_lexsim "
            "(the LM, store, prompts and caps are the flags above)",
     ETC: "EtcContext: flare_etc (its host's settings are the FLARE flags above)",
@@ -53,9 +49,6 @@ FAMILY_CONTEXTS: dict[str, tuple[type[ServingContext], ...]] = {
     SERVING: (FlareContext, ReplugContext, AppContext), FLARE: (FlareContext, AppContext),
     REPLUG: (ReplugContext,), FB_RAG: (FBRagContext,), APP: (AppContext,)}
 """The contexts each group's flags set."""
-FAMILY_CONTEXTS[SERVING] += (AdaptiveContext,)
-FAMILY_CONTEXTS[FLARE] += (AdaptiveContext,)
-FAMILY_CONTEXTS[ADAPTIVE] = (AdaptiveContext,)
 FAMILY_CONTEXTS[SERVING] += (GateContext, EtcContext, DraginContext)
 FAMILY_CONTEXTS[FLARE] += (GateContext, EtcContext, DraginContext)
 FAMILY_CONTEXTS[GATES], FAMILY_CONTEXTS[ETC] = (GateContext,), (EtcContext,)

@@ -12,8 +12,8 @@ from typing import Any
 
 from activerag.cli.flags import FLAGS, FLARE, SERVING, add_flags
 from activerag.context import AppContext, FlareContext
-from activerag.context_after_flare import AdaptiveContext
 from activerag.errors import ActiveRagError
+from activerag.nodes.adaptive_rag.context import AdaptiveContext
 from activerag.settings import Settings
 
 MULTI_STEP = "ircot"
@@ -86,8 +86,8 @@ def train_router(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.evaluation.datasets import TWOWIKI_1000
     from activerag.evaluation.router_train import train_router as train
     from activerag.graphs.registry import METHODS, unknown_method_error
-    from activerag.nodes.adaptive_logic import HOPS_LABEL
-    from activerag.nodes.adaptive_router import minilm
+    from activerag.nodes.adaptive_rag.logic import HOPS_LABEL
+    from activerag.nodes.adaptive_rag.router import minilm
 
     at_least_one(args, "n", "concurrency", "steps")
     if args.multi not in METHODS:

@@ -18,7 +18,7 @@ import numpy as np
 from activerag.errors import ActiveRagError
 from activerag.evaluation.datasets import Example
 from activerag.evaluation.evaluate import Run, evaluate
-from activerag.nodes.adaptive_logic import (
+from activerag.nodes.adaptive_rag.logic import (
     LABELS,
     Label,
     deciding_labels,
@@ -27,7 +27,7 @@ from activerag.nodes.adaptive_logic import (
     probabilities,
     silver_label,
 )
-from activerag.nodes.adaptive_router import Embedder, Router
+from activerag.nodes.adaptive_rag.router import Embedder, Router
 
 
 def silver_labels(rows: Sequence[Mapping[str, Any]], strategies: Mapping[Label, str],

@@ -8,15 +8,15 @@ import json
 import pytest
 
 from activerag.cli import main
-from activerag.context_after_flare import AdaptiveContext
 from activerag.demo import load_demo_questions
 from activerag.evaluation.datasets import twowiki
 from activerag.graphs.adaptive_rag import graph as router_graph
 from activerag.graphs.adaptive_rag import prompt_graph
 from activerag.graphs.registry import method
 from activerag.lsr import evaluation_questions, question_key
-from activerag.nodes.adaptive import STRATEGIES
-from activerag.nodes.adaptive_router import MINILM, load_router, minilm
+from activerag.nodes.adaptive_rag.context import AdaptiveContext
+from activerag.nodes.adaptive_rag.router import MINILM, load_router, minilm
+from activerag.nodes.adaptive_rag.steps import STRATEGIES
 
 pytestmark = pytest.mark.integration
 STRATEGY_METHOD = {"no_retrieval": "none", "single_step": "single", "multi_step": "ircot"}

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from activerag.errors import ModelFileMissing, ModelMismatch, SettingError
-from activerag.nodes.adaptive_logic import LABELS, Label, probabilities
+from activerag.nodes.adaptive_rag.logic import LABELS, Label, probabilities
 
 MINILM = "all-MiniLM-L6-v2"
 """The sentence encoder routers are trained on: the dense store's MiniLM, shipped by the

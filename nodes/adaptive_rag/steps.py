@@ -16,10 +16,10 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from activerag.context_after_flare import AdaptiveContext
 from activerag.nodes import prompts
-from activerag.nodes.adaptive_logic import LABELS, Label, parse_complexity
-from activerag.nodes.adaptive_router import Embedder, Router, load_router, minilm
+from activerag.nodes.adaptive_rag.context import AdaptiveContext
+from activerag.nodes.adaptive_rag.logic import LABELS, Label, parse_complexity
+from activerag.nodes.adaptive_rag.router import Embedder, Router, load_router, minilm
 from activerag.nodes.base import Node, Update, fresh_run, lm_cost
 from activerag.nodes.parts import Parts
 from activerag.state import COUNTERS, Costs, StepTrace
