@@ -63,9 +63,10 @@ def test_every_method_has_its_pinned_context_class_and_overrides():
         assert METHODS[name].overrides == overrides, name
 
 
-@pytest.mark.parametrize("name", list(PINNED))
+@pytest.mark.parametrize("name", list(METHODS))
 def test_method_gives_each_method_the_context_it_always_had(name):
-    cls, overrides = PINNED[name]
+    # a family folder's rows are pinned by its own tests; the rule that fills them is this one
+    cls, overrides = PINNED.get(name) or (METHODS[name].context, METHODS[name].overrides)
     fb = FBRagContext(samples=3, store_dir="/fb-corpus")
     graph, ctx = method(name, RUN, fb)
     assert graph is METHODS[name].graph and type(ctx) is cls
