@@ -69,12 +69,13 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.node
 	'activerag.nodes.triggers.x_token_entropy__*' 'activerag.serving.generation.x_check_alternatives__*' \
 	'activerag.nodes.app.x_answer_confidence__*' 'activerag.nodes.app.x_route_question__*' \
 	'activerag.nodes.app.x_route_after_single__*' 'activerag.evaluation.sweeps.x_pareto__*' \
-	'activerag.nodes.gate_logic.*' 'activerag.nodes.triggers.x_top_logprobs_for__*' \
+	'activerag.nodes.triggers.x_top_logprobs_for__*' \
 	'activerag.serving.dialect.*' 'activerag.serving.templates.x_cut__*' \
 	'activerag.serving.templates.x_conversation__*' \
 	'activerag.serving.templates.x*ChatLayout*render__*'
 # and every family folder's pure logic, whole (nodes/<family>/logic.py, tested by
-# tests/test_<family>.py): a new family is mutated without an edit here
+# tests/test_<family>.py and tests/test_<family>_*.py): a new family is mutated without an
+# edit here
 FAMILY_LOGIC := $(wildcard nodes/*/logic.py)
 MUTANTS += $(foreach f,$(FAMILY_LOGIC),'activerag.nodes.$(word 2,$(subst /, ,$(f))).logic.*')
 
@@ -86,8 +87,10 @@ mutation: setup
 	@find $(MUTATION_DIR) -name __pycache__ -prune -exec rm -rf {} +
 	@for f in $(FAMILY_LOGIC); do fam=$$(basename $$(dirname $$f)); \
 	  sed -i -e "/^only_mutate =/a\    activerag/$$f" \
-	      -e "/^pytest_add_cli_args_test_selection =/a\    tests/test_$$fam.py" \
-	      $(MUTATION_DIR)/setup.cfg; done
+	      $(MUTATION_DIR)/setup.cfg; \
+	  for t in $$(ls tests/test_$$fam.py tests/test_$${fam}_*.py 2>/dev/null); do \
+	    sed -i "/^pytest_add_cli_args_test_selection =/a\    $$t" $(MUTATION_DIR)/setup.cfg; \
+	  done; done
 	@echo "mutmut run in $(MUTATION_DIR) (log: $(MUTATION_DIR)/run.log)"
 	@cd $(MUTATION_DIR) && $(CURDIR)/$(VENV)/bin/mutmut run $(MUTANTS) > run.log 2>&1 \
 	  || { tail -n 40 run.log; exit 1; }

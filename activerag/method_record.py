@@ -82,6 +82,19 @@ class Method:
 
 
 @dataclass(frozen=True)
+class FlagGroup:
+    """One group of a family's CLI flags: its flags are the first context's own fields (those
+    its parent context lacks), and every context of it also joins each group that sets one of
+    its base classes (a GateContext subclass takes the LM, FLARE and gate flags)."""
+
+    name: str
+    line: str
+    """The group's line in the help ("MarginContext: gate_margin (...)")."""
+    contexts: tuple[type[ServingContext], ...]
+    """The context classes its flags set."""
+
+
+@dataclass(frozen=True)
 class Family:
     """What a method family's folder adds to the registry: its `methods.py` holds one, named
     FAMILY. Its methods are listed with their family, after its shipped ones, in this order; a
@@ -94,11 +107,6 @@ class Family:
     methods: tuple[Method, ...]
     """Its rows; a row without `needs` gets its family's (the registry's FAMILY_NEEDS, else
     LOGPROBS)."""
-    group: str = ""
-    """Its CLI flag group's name (a family that joins a shipped one, as the margin gate joins
-    the uncertainty gates, names its own group)."""
-    flags: str = ""
-    """Its flag group's line ("MarginContext: gate_margin (...)"); the group's flags are its
-    context's own fields, those its parent context lacks."""
-    contexts: tuple[type[ServingContext], ...] = ()
-    """The context classes its flag group sets (none: no group of its own)."""
+    groups: tuple[FlagGroup, ...] = ()
+    """Its CLI flag groups, in order (a family that joins another, as the margin gate joins
+    the uncertainty gates, names a group of its own)."""

@@ -9,7 +9,7 @@ from activerag.errors import UnknownTrigger
 
 TRIGGERS: set[str] = {"min_prob", "mean_surprisal", "entropy", "never", "always", "every_n",
                       "etc", "dragin_lite", "entropy_mean", "entropy_max", "perplexity"}
-"""The trigger names: those nodes/triggers.py and nodes/word_triggers.py ship (a test keeps
+"""The trigger names: those nodes/triggers.py and nodes/gated/triggers.py ship (a test keeps
 this set equal to what they register), and those registered since."""
 ESTIMATORS: set[str] = {"entropy_mean", "entropy_max", "perplexity", "lexsim"}
 """The gates' estimator names, likewise."""

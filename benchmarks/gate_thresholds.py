@@ -27,11 +27,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from activerag.context_after_flare import GateContext
 from activerag.evaluation.datasets import Example, twowiki, twowiki500
 from activerag.graphs.gated import build_gated_graph
-from activerag.nodes import gated, triggers
+from activerag.nodes import triggers
 from activerag.nodes.base import Update
+from activerag.nodes.gated import steps as gated
+from activerag.nodes.gated.context import GateContext
 from activerag.nodes.parts import Parts
 from activerag.state import FlareState
 

@@ -8,12 +8,9 @@ from langgraph.types import Checkpointer
 
 from activerag.context import FlareContext
 from activerag.graphs.base import LM_RETRY, Compiled, add_start, new_graph
-from activerag.nodes import (
-    flare,
-    triggers,
-    word_triggers,  # noqa: F401 (registers its triggers, etc and dragin_lite)
-)
+from activerag.nodes import flare, triggers
 from activerag.nodes.flare import FlareNode
+from activerag.nodes.gated import triggers as word_triggers  # noqa: F401 (etc, dragin_lite)
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM

@@ -10,12 +10,13 @@ from langchain_core.retrievers import BaseRetriever
 from langgraph.graph import END, START
 from langgraph.types import Checkpointer
 
-from activerag.context_after_flare import DraginContext, EtcContext, GateContext
 from activerag.graphs.base import LM_RETRY, Compiled, new_graph
 from activerag.graphs.flare import build_flare_graph
-from activerag.nodes import flare, gated
+from activerag.nodes import flare
 from activerag.nodes.flare import FlareNode
-from activerag.nodes.gated import GateNode
+from activerag.nodes.gated import steps as gated
+from activerag.nodes.gated.context import DraginContext, EtcContext, GateContext
+from activerag.nodes.gated.steps import GateNode
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM

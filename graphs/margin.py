@@ -11,7 +11,7 @@ from langgraph.types import Checkpointer
 
 from activerag.graphs.base import Compiled
 from activerag.graphs.gated import build_gated_graph
-from activerag.nodes.gated import GateNode
+from activerag.nodes.gated.steps import GateNode
 from activerag.nodes.margin import triggers  # noqa: F401 (registers the margin estimator)
 from activerag.nodes.margin.context import MarginContext
 from activerag.sentences import SentenceSplitter

@@ -14,11 +14,6 @@ from typing import Any
 
 from activerag.answers import AnswerRule
 from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
-from activerag.context_after_flare import (
-    DraginContext,
-    EtcContext,
-    GateContext,
-)
 from activerag.errors import ActiveRagError
 from activerag.method_record import Method
 from activerag.nodes.families import family_folders
@@ -30,9 +25,6 @@ FAMILIES: dict[str, str] = {
               "with its Table 3 baselines (ReplugContext; the baselines FlareContext)",
     "FB-RAG": "Chawla et al. 2025: a light LM's samples rank a long context's chunks, a strong "
               "LM reads the best; with its baselines (FBRagContext)",
-    "uncertainty gates": "retrieve when the LM's own uncertainty calls for it: Moskvoretskii et "
-                         "al. 2025's gated single retrieval (GateContext); ETC's entropy trend "
-                         "(EtcContext) and DRAGIN-lite (DraginContext) as FLARE's gate",
     "app": "the adaptive app of the methods above (AppContext)",
 }
 """Each family in one line, in the order the methods are listed."""
@@ -110,29 +102,6 @@ _METHODS = [
     Method("self_route", "fb_rag:self_route_graph", FBRagContext, {}, "FB-RAG",
            'OP-RAG whose reader may answer "unanswerable", then the whole context',
            "fb_rag:build_baseline_graph", build_args={"kind": "self_route"}),
-    Method("gate_entropy_mean", "gated:gated_graph", GateContext,
-           {"estimator": "entropy_mean"}, "uncertainty gates",
-           "answers without documents (as `none`); when that answer's mean token entropy is "
-           "above `gate_threshold`, retrieves once with x and answers again (as `single`)",
-           "gated:build_gated_graph"),
-    Method("gate_entropy_max", "gated:gated_graph", GateContext, {"estimator": "entropy_max"},
-           "uncertainty gates", "as `gate_entropy_mean`, gated by the answer's max token entropy",
-           "gated:build_gated_graph"),
-    Method("gate_perplexity", "gated:gated_graph", GateContext, {"estimator": "perplexity"},
-           "uncertainty gates", "as `gate_entropy_mean`, gated by the answer's mean negative "
-           "log-probability (log-perplexity)", "gated:build_gated_graph"),
-    Method("gate_lexsim", "gated:gated_graph", GateContext, {"estimator": "lexsim"},
-           "uncertainty gates", "as `gate_entropy_mean`, retrieving when `lexsim_samples` "
-           "answers sampled in one request agree (ROUGE-L) less than `gate_threshold`",
-           "gated:build_gated_graph"),
-    Method("flare_etc", "gated:etc_graph", EtcContext, {}, "uncertainty gates",
-           "`flare` with ETC's gate: retrieves from the first word whose smoothed second "
-           "difference of entropy is above `etc_threshold`, then continues the sentence from it",
-           "gated:build_etc_graph"),
-    Method("dragin_lite", "gated:dragin_graph", DraginContext, {},
-           "uncertainty gates", "`flare` with RIND's entropy of content words as the gate (no "
-           "attention), the question plus the draft's most surprising words as the query",
-           "gated:build_dragin_graph"),
     Method("app", "app:graph", AppContext, {}, "app",
            "FB-RAG for a question with its own long context; else single-time retrieval, then "
            "FLARE when single's answer is unsure", "app:build_app_graph"),
@@ -158,9 +127,6 @@ NEEDS: dict[str, frozenset[str]] = {
     "replug_vote": LOGPROBS | {"tokenize"}, "replug_rescore": TEXT | _TOKENS | {"echo"},
     "fb_rag": _FB | {"light.completions", "light.n"},
     "fb_rag_fb": _FB | {"light.completions", "light.n"},
-    "gate_entropy_mean": LOGPROBS | _TOP20, "gate_entropy_max": LOGPROBS | _TOP20,
-    "gate_lexsim": LOGPROBS | {"n"}, "flare_etc": LOGPROBS | _TOP20,
-    "dragin_lite": LOGPROBS | _TOP20,
 }
 """Each method's needs where they are not its family's (FAMILY_NEEDS, else LOGPROBS)."""
 

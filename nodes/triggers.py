@@ -27,9 +27,9 @@ from langgraph.runtime import Runtime
 from activerag import trigger_names
 from activerag.context import FlareContext
 from activerag.errors import NoLogprobs, UnknownTrigger
-from activerag.nodes import gate_logic
 from activerag.nodes.base import Update, node_name
 from activerag.nodes.flare_logic import should_retrieve
+from activerag.nodes.gated import logic as gate_logic
 from activerag.state import FlareState
 
 Tokens = Sequence[tuple[str, float, int]]
@@ -69,20 +69,15 @@ def entropy(top: Sequence[float]) -> float:
     return -sum(p * math.log(p) for p in probs if p > 0)
 
 
-REGISTERING = ("activerag.nodes.word_triggers",)
-"""The shipped modules beside this one that register triggers (ETC's and DRAGIN-lite's)."""
-
-
 @functools.cache
 def load_registrations() -> None:
-    """Import every module that registers triggers or estimators: REGISTERING and each family
-    folder's triggers.py (nodes/<family>/triggers.py). They import this module, so it imports
-    them by name, once, when a name is asked for that none registered yet: a graph built from
-    the nodes alone finds every shipped trigger."""
+    """Import every module that registers triggers or estimators: each family folder's
+    triggers.py (nodes/<family>/triggers.py; ETC's and DRAGIN-lite's are the gates'). They
+    import this module, so it imports them by name, once, when a name is asked for that none
+    registered yet: a graph built from the nodes alone finds every shipped trigger."""
     from activerag.nodes.families import folder_modules
 
-    names = [*REGISTERING, *folder_modules("triggers")]
-    for name in names:
+    for name in folder_modules("triggers"):
         importlib.import_module(name)
 
 
@@ -254,10 +249,10 @@ always_fire = fixed_gate(always, "always_fire")
 
 
 # --- Uncertainty estimators (Moskvoretskii et al. 2025) ---------------------------------------
-# Their arithmetic is nodes/gate_logic.py's. An estimator gives a value of a whole answer (the
+# Their arithmetic is nodes/gated/logic.py's. An estimator gives a value of a whole answer (the
 # gated graph, graphs/gated.py, compares it with its threshold) and, over its tokens, is also a
 # trigger of the look-ahead graphs. ETC and DRAGIN-lite, which fire at a word of the draft, are
-# nodes/word_triggers.py's, registered here below.
+# nodes/gated/triggers.py's, registered here below.
 
 Estimate = Callable[[Tokens, FlareState, Any], float | None]
 """An estimate of an answer from its tokens, the state and the run's context (None: no value)."""

@@ -9,14 +9,14 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_gates import QUESTION, SURE, WRONG, TopsLM, retriever
+from test_gated import QUESTION, SURE, WRONG, TopsLM, retriever
 
 from activerag.context import FlareContext
 from activerag.errors import NoLogprobs, SettingError
 from activerag.graphs.margin import build_margin_graph
 from activerag.graphs.registry import METHODS, method
 from activerag.nodes import triggers
-from activerag.nodes.gated import estimating
+from activerag.nodes.gated.steps import estimating
 from activerag.nodes.margin import logic
 from activerag.nodes.margin.context import MarginContext
 from activerag.sentences import SentenceSplitter

@@ -14,11 +14,6 @@ from pathlib import Path
 import pytest
 
 from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext
-from activerag.context_after_flare import (
-    DraginContext,
-    EtcContext,
-    GateContext,
-)
 from activerag.graphs.registry import FAMILIES, METHODS, markdown_table, method
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,9 +30,6 @@ PINNED = {
     "long_context": (FB, {}), "vanilla_rag": (FB, {}), "op_rag": (FB, {}),
     "self_route": (FB, {}), "app": (A, {}),
 }
-PINNED.update({f"gate_{e}": (GateContext, {"estimator": e})
-               for e in ("entropy_mean", "entropy_max", "perplexity", "lexsim")})
-PINNED.update({"flare_etc": (EtcContext, {}), "dragin_lite": (DraginContext, {})})
 """Every method's context class and the settings it fixes over the run's."""
 RUN = FlareContext(k=3, theta=0.6, max_answer_tokens=100, store_dir="/corpus",
                    base_url="http://127.0.0.1:9/v1", prompt_format="plain", retriever="chroma")

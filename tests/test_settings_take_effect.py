@@ -25,9 +25,9 @@ from fake_backends import Backend, backend
 from settings_effect import changed, settable, shown, tracked
 
 from activerag.context import FBRagContext, FlareContext
-from activerag.context_after_flare import GateContext
 from activerag.graphs.registry import METHODS, method
 from activerag.nodes import triggers
+from activerag.nodes.gated.context import GateContext
 from activerag.stores.corpus import Corpus
 
 READ_FILE = Path(__file__).with_name("settings_read.json")

@@ -10,12 +10,9 @@ from typing import Any
 from activerag.cli.commands import eval_methods, ingest, longctx_build, serve, sweep
 from activerag.cli.flags import (
     APP,
-    DRAGIN,
-    ETC,
     FB_RAG,
     FLARE,
     FOLDER_GROUPS,
-    GATES,
     REPLUG,
     SERVING,
     add_flags,
@@ -32,7 +29,6 @@ from activerag.settings import Settings
 RUN_GROUPS = [SERVING, FLARE, REPLUG, FB_RAG, APP]
 """The flag groups of `ask` and `eval`, which run methods of every family (`sweep` runs FLARE's
 and the app over FLARE's settings)."""
-RUN_GROUPS += [GATES, ETC, DRAGIN]
 RUN_GROUPS += FOLDER_GROUPS
 
 

@@ -20,15 +20,9 @@ from types import NoneType, UnionType
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
-from activerag.context_after_flare import (
-    DraginContext,
-    EtcContext,
-    GateContext,
-)
 from activerag.nodes.families import family_folders
 
 SERVING, FLARE, REPLUG, FB_RAG, APP = "LM, store and prompts", "FLARE", "REPLUG", "FB-RAG", "app"
-GATES, ETC, DRAGIN = "uncertainty gates", "ETC", "DRAGIN-lite"
 GROUPS = {
     SERVING: "FLARE's, REPLUG's and the app's one LM, the corpus and the exemplars "
              "(--store is FB-RAG's corpus too)",
@@ -39,34 +33,25 @@ GROUPS = {
             "and the app's route for a question with --context-file",
     APP: "AppContext: --method app only (the app's other settings are the FLARE and FB-RAG "
          "flags above)",
-    GATES: "GateContext: gate_entropy_mean, gate_entropy_max, gate_perplexity, gate_lexsim "
-           "(the LM, store, prompts and caps are the flags above)",
-    ETC: "EtcContext: flare_etc (its host's settings are the FLARE flags above)",
-    DRAGIN: "DraginContext: dragin_lite (its host's settings are the FLARE flags above)",
 }
 """Each group of flags: the context it sets and the methods that read it."""
 FAMILY_CONTEXTS: dict[str, tuple[type[ServingContext], ...]] = {
     SERVING: (FlareContext, ReplugContext, AppContext), FLARE: (FlareContext, AppContext),
     REPLUG: (ReplugContext,), FB_RAG: (FBRagContext,), APP: (AppContext,)}
 """The contexts each group's flags set."""
-FAMILY_CONTEXTS[SERVING] += (GateContext, EtcContext, DraginContext)
-FAMILY_CONTEXTS[FLARE] += (GateContext, EtcContext, DraginContext)
-FAMILY_CONTEXTS[GATES], FAMILY_CONTEXTS[ETC] = (GateContext,), (EtcContext,)
-FAMILY_CONTEXTS[DRAGIN] = (DraginContext,)
 FOLDERS = family_folders()
-FOLDER_GROUPS = [f.group or f.name for f in FOLDERS if f.contexts]
+FOLDER_GROUPS = [g.name for f in FOLDERS for g in f.groups]
 """The groups of the families in a folder of their own (nodes/<family>/methods.py): each
-group's flags are its context's own fields, and its context also joins every group that sets
-one of its base classes (a GateContext subclass takes the LM, FLARE and gate flags)."""
-for _family in FOLDERS:
-    if _family.contexts:
-        _name = _family.group or _family.name
-        GROUPS[_name] = _family.flags
-        for _group, _held in FAMILY_CONTEXTS.items():
-            FAMILY_CONTEXTS[_group] += tuple(
-                c for c in _family.contexts
-                if c not in _held and any(issubclass(c, h) for h in _held))
-        FAMILY_CONTEXTS[_name] = _family.contexts
+group's flags are its first context's own fields, and each of its contexts also joins every
+group that sets one of its base classes (a GateContext subclass takes the LM, FLARE and gate
+flags)."""
+for _group_of_folder in (g for f in FOLDERS for g in f.groups):
+    GROUPS[_group_of_folder.name] = _group_of_folder.line
+    for _group, _held in FAMILY_CONTEXTS.items():
+        FAMILY_CONTEXTS[_group] += tuple(
+            c for c in _group_of_folder.contexts
+            if c not in _held and any(issubclass(c, h) for h in _held))
+    FAMILY_CONTEXTS[_group_of_folder.name] = _group_of_folder.contexts
 OPTIONS: dict[tuple[type[ServingContext], str], str] = {
     (FlareContext, "store_dir"): "--store", (FlareContext, "prompt_set"): "--prompts",
     (FlareContext, "query_formulation"): "--query", (FlareContext, "window_tokens"): "--window",

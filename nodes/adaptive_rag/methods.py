@@ -3,7 +3,7 @@ graph is imported here)."""
 
 from __future__ import annotations
 
-from activerag.method_record import Family, Method
+from activerag.method_record import Family, FlagGroup, Method
 from activerag.nodes.adaptive_rag.context import AdaptiveContext
 
 NEEDS = frozenset({"completions", "stream", "logprobs"})
@@ -23,8 +23,8 @@ FAMILY = Family(
                "complexity A/B/C from a prompt (C when its reply names none)",
                "adaptive_rag:build_prompt_graph", needs=NEEDS, answer_rule="whole"),
     ),
-    flags="AdaptiveContext: adaptive_rag (its strategies' settings are the FLARE flags above)",
-    contexts=(AdaptiveContext,),
+    groups=(FlagGroup("Adaptive-RAG", "AdaptiveContext: adaptive_rag (its strategies' "
+                      "settings are the FLARE flags above)", (AdaptiveContext,)),),
 )
 """The authors score an output without "answer is" as the whole output (their configs'
 match_all_on_failure): answer_rule "whole"."""

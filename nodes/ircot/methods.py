@@ -3,7 +3,7 @@ is imported here)."""
 
 from __future__ import annotations
 
-from activerag.method_record import Family, Method
+from activerag.method_record import Family, FlagGroup, Method
 from activerag.nodes.ircot.context import IRCoTContext
 
 NEEDS = frozenset({"completions", "stream", "logprobs"})
@@ -22,10 +22,10 @@ FAMILY = Family(
                "as `ircot`, without the reader: the loop's own chain is the answer",
                "ircot:build_ircot_graph", needs=NEEDS, answer_rule="whole"),
     ),
-    flags="IRCoTContext: ircot, ircot_chain (--k is K, the paragraphs per retrieval; the LM, "
-          "store, prompts and caps are the flags above; theta, beta and FLARE's query and "
-          "window flags are not read)",
-    contexts=(IRCoTContext,),
+    groups=(FlagGroup("IRCoT", "IRCoTContext: ircot, ircot_chain (--k is K, the paragraphs "
+                      "per retrieval; the LM, store, prompts and caps are the flags above; "
+                      "theta, beta and FLARE's query and window flags are not read)",
+                      (IRCoTContext,)),),
 )
 """The authors score an output without "answer is" as the whole output (their configs'
 match_all_on_failure): answer_rule "whole"."""

@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from activerag import trigger_names
 from activerag.context import at_least, documented
-from activerag.context_after_flare import GateContext
+from activerag.nodes.gated.context import GateContext
 
 trigger_names.declare_estimator("margin", top_logprobs=2)
 

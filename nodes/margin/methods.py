@@ -3,7 +3,7 @@ no graph is imported here)."""
 
 from __future__ import annotations
 
-from activerag.method_record import Family, Method
+from activerag.method_record import Family, FlagGroup, Method
 from activerag.nodes.margin.context import MarginContext
 
 FAMILY = Family(
@@ -16,7 +16,6 @@ FAMILY = Family(
                "threshold", "margin:build_margin_graph",
                needs=frozenset({"completions", "stream", "logprobs", "top_logprobs_2"})),
     ),
-    group="margin gate",
-    flags="MarginContext: gate_margin (the LM, store, prompts and gate flags above)",
-    contexts=(MarginContext,),
+    groups=(FlagGroup("margin gate", "MarginContext: gate_margin (the LM, store, prompts and "
+                      "gate flags above)", (MarginContext,)),),
 )

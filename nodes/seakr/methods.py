@@ -3,7 +3,7 @@ graph is imported here)."""
 
 from __future__ import annotations
 
-from activerag.method_record import Family, Method
+from activerag.method_record import Family, FlagGroup, Method
 from activerag.nodes.seakr.context import IRCoTSeakrContext, SeakrContext
 
 NEEDS = frozenset({"completions", "stream", "logprobs", "tokenize", "token_ids",
@@ -24,7 +24,7 @@ FAMILY = Family(
                "which the next CoT sentence's pseudo-generation has the lowest mean top-20 "
                "token entropy", "seakr:build_ircot_seakr_graph", needs=NEEDS),
     ),
-    flags="SeakrContext: flare_seakr, ircot_seakr (its host method's settings are the FLARE "
-          "and IRCoT flags)",
-    contexts=(SeakrContext, IRCoTSeakrContext),
+    groups=(FlagGroup("SeaKR-lite", "SeakrContext: flare_seakr, ircot_seakr (its host "
+                      "method's settings are the FLARE and IRCoT flags)",
+                      (SeakrContext, IRCoTSeakrContext)),),
 )

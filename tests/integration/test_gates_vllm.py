@@ -7,10 +7,10 @@ import math
 import httpx
 import pytest
 
-from activerag.context_after_flare import DraginContext, EtcContext, GateContext
 from activerag.demo import load_demo_questions
 from activerag.graphs.gated import build_dragin_graph, build_etc_graph, build_gated_graph
 from activerag.nodes import triggers
+from activerag.nodes.gated.context import DraginContext, EtcContext, GateContext
 from activerag.nodes.prompts import COT_TASK, answer_prompt
 
 pytestmark = pytest.mark.integration
@@ -62,7 +62,7 @@ async def test_gate_entropy_mean_retrieves_exactly_when_its_estimate_is_above_th
 FLARES_DOCUMENTS = {"k": 2, "initial_retrieval": True, "keep_documents": True}
 """FLARE's document handling, which these gate tests were written against (since issue #37
 ETC and DRAGIN-lite default to their authors': k 3, no initial retrieval, documents only for
-the regenerated sentence; tests/test_etc_dragin.py checks those)."""
+the regenerated sentence; tests/test_gated_etc_dragin.py checks those)."""
 
 
 async def test_flare_etc_retrieves_from_the_first_word_over_its_threshold(vllm_url, demo_store):

@@ -1,6 +1,7 @@
-"""Settings of the uncertainty gates, ETC and DRAGIN-lite (issue #21; the other families' are in
-their folders, nodes/<family>/context.py). Each is FLARE's settings (activerag/context.py) and
-the fields of its own; each family keeps its own type."""
+"""The uncertainty gates' settings (Moskvoretskii et al. 2025's gated single retrieval,
+GateContext), and those of the two FLARE gates of the family, ETC's (EtcContext) and
+DRAGIN-lite's (DraginContext). Each is FLARE's settings (activerag/context.py) and the fields
+of its own."""
 
 from __future__ import annotations
 

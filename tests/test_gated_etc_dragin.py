@@ -8,15 +8,16 @@ import math
 
 import pytest
 from langgraph.runtime import Runtime
-from test_gates import TopsLM, uniform
+from test_gated import TopsLM, uniform
 
 from activerag.context import FlareContext
-from activerag.context_after_flare import DraginContext, EtcContext
 from activerag.errors import SettingError
 from activerag.graphs.gated import build_dragin_graph, build_etc_graph
-from activerag.nodes import gate_logic as gl
-from activerag.nodes import triggers, word_triggers
-from activerag.nodes.gated import dragin_gate, etc_gate
+from activerag.nodes import triggers
+from activerag.nodes.gated import logic as gl
+from activerag.nodes.gated import triggers as word_triggers
+from activerag.nodes.gated.context import DraginContext, EtcContext
+from activerag.nodes.gated.steps import dragin_gate, etc_gate
 from activerag.sentences import SentenceSplitter
 from activerag.testing import ScriptedLM, ends, memory_retriever, sentence
 

@@ -7,8 +7,8 @@ again over its documents (the request `single` makes).
 
 ETC (Li et al. 2026) and DRAGIN-lite (after Su et al. 2024) in FLARE's graph: gates that fire
 at a word of the draft, the sentence continued from that word over the retrieved documents,
-and DRAGIN-lite's query. Their arithmetic is nodes/gate_logic.py's, their triggers
-nodes/triggers.py's.
+and DRAGIN-lite's query. Their arithmetic is logic.py's, their triggers triggers.py's
+(over nodes/triggers.py's registry).
 """
 
 from __future__ import annotations
@@ -19,12 +19,14 @@ from typing import Any, Literal, TypeAlias
 from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
-from activerag.context_after_flare import DraginContext, GateContext
 from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
-from activerag.nodes import gate_logic, triggers, word_triggers
+from activerag.nodes import triggers
 from activerag.nodes.base import Node, Update, node_name
 from activerag.nodes.flare import FlareNode, generate_unit, prompt_documents, shots, unit_update
 from activerag.nodes.flare_logic import answer_end
+from activerag.nodes.gated import logic as gate_logic
+from activerag.nodes.gated import triggers as word_triggers
+from activerag.nodes.gated.context import DraginContext, GateContext
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import ANSWER_STOPS, answer_prompt
 from activerag.nodes.single import answer_once

@@ -12,13 +12,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from activerag.context import FlareContext
-from activerag.context_after_flare import GateContext
 from activerag.errors import ActiveRagError, NoLogprobs, SettingError, UnknownTrigger
 from activerag.graphs.gated import build_gated_graph
 from activerag.graphs.single import build_single_graph
-from activerag.nodes import gate_logic as gl
 from activerag.nodes import triggers
-from activerag.nodes.gated import estimating
+from activerag.nodes.gated import logic as gl
+from activerag.nodes.gated.context import GateContext
+from activerag.nodes.gated.steps import estimating
 from activerag.nodes.prompts import ANSWER_STOPS
 from activerag.sentences import SentenceSplitter
 from activerag.serving.token_lm import Samples
@@ -322,3 +322,20 @@ def test_the_trace_line_says_the_estimate_and_the_decision():
             "why": {"estimator": "entropy_mean", "value": 0.4123, "threshold": 0.35,
                     "fired": True}}
     assert "    why:     entropy_mean 0.412 (threshold 0.35): fired" in format_step(step)
+
+
+def test_the_registry_rows_pin_each_gate_its_context_estimator_and_needs():
+    from activerag.graphs.registry import METHODS
+    from activerag.nodes.gated.context import DraginContext, EtcContext
+
+    gates = {f"gate_{e}": (GateContext, {"estimator": e})
+             for e in ("entropy_mean", "entropy_max", "perplexity", "lexsim")}
+    pinned = {**gates, "flare_etc": (EtcContext, {}), "dragin_lite": (DraginContext, {})}
+    for name, (cls, overrides) in pinned.items():
+        row = METHODS[name]
+        assert (row.context, row.overrides, row.family) == (cls, overrides, "uncertainty gates")
+        assert row.answer_rule == "empty"
+    top20 = {"completions", "stream", "logprobs", "top_logprobs_20"}
+    assert METHODS["gate_entropy_mean"].needs == METHODS["flare_etc"].needs == top20
+    assert METHODS["gate_perplexity"].needs == {"completions", "stream", "logprobs"}
+    assert METHODS["gate_lexsim"].needs == {"completions", "stream", "logprobs", "n"}

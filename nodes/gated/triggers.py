@@ -2,7 +2,7 @@
 
 Each walks the draft's words once (`etc_check`, `dragin_check`: where it fires and why, a
 `WordFire`), fires at the first word past its threshold, and keeps the draft's text before
-that word. Their arithmetic is nodes/gate_logic.py's; `register` and `measures` (nodes/
+that word. Their arithmetic is logic.py's; `register` and `measures` (nodes/
 triggers.py) make them the triggers "etc" and "dragin_lite", whose measure also carries the
 decision, so that the gate walks the draft once.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from activerag.context import FlareContext
-from activerag.nodes import gate_logic
+from activerag.nodes.gated import logic as gate_logic
 from activerag.nodes.triggers import Tokens, measures, register, token_entropies
 from activerag.state import FlareState
 
@@ -61,7 +61,7 @@ def etc_check(tokens: Tokens, state: FlareState, ctx: FlareContext) -> WordFire:
     """ETC over a draft: each word's entropy (the max over its tokens, as the authors' code
     merges them), the trend of the content words' entropies, and the first word whose smoothed
     Δ²H is above etc_threshold. A plain FlareContext runs it with EtcContext's defaults."""
-    from activerag.context_after_flare import EtcContext
+    from activerag.nodes.gated.context import EtcContext
 
     threshold = float(getattr(ctx, "etc_threshold", EtcContext.etc_threshold))
     spans, words, content, ents = _draft_words(tokens, state, "the etc trigger", max)
@@ -77,7 +77,7 @@ def dragin_check(tokens: Tokens, state: FlareState, ctx: FlareContext) -> WordFi
     """DRAGIN-lite's RIND over a draft: each word's entropy (the mean over its tokens, as the
     authors' code merges them) where it is a content word, and the first above
     dragin_threshold. A plain FlareContext runs it with DraginContext's defaults."""
-    from activerag.context_after_flare import DraginContext
+    from activerag.nodes.gated.context import DraginContext
 
     threshold = float(getattr(ctx, "dragin_threshold", DraginContext.dragin_threshold))
     spans, words, content, ents = _draft_words(tokens, state, "the dragin_lite trigger",
