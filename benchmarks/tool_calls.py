@@ -38,7 +38,7 @@ from activerag.context import FlareContext
 from activerag.demo import load_demo_questions
 from activerag.graphs.agent import method_tools
 from activerag.nodes.chat import chat_model
-from activerag.nodes.prompts import AGENT_INSTRUCTION
+from activerag.nodes.messages_prompts import AGENT_INSTRUCTION
 from activerag.serving.catalogue import catalogue_model
 from activerag.serving.server import TOOL_CALL_ARGS
 from activerag.testing import processes

@@ -27,7 +27,7 @@ from activerag.graphs import registry
 from activerag.graphs.tools import as_tool
 from activerag.nodes.chat import chat_model
 from activerag.nodes.messages_logic import tool_choice_for
-from activerag.nodes.prompts import AGENT_INSTRUCTION
+from activerag.nodes.messages_prompts import AGENT_INSTRUCTION
 
 AGENT_METHODS = ("flare", "replug")
 """The methods the example agent calls, one tool each."""

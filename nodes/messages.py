@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from activerag.context import ServingContext
-from activerag.nodes import prompts
+from activerag.nodes import messages_prompts as prompts
 from activerag.nodes.base import Node, Update, lm_cost
 from activerag.nodes.messages_logic import (
     earlier_turns,

@@ -1,8 +1,8 @@
 """The library's prompts, as named constants and the functions that fill them: the FLARE
 family's (the library's own exemplars and the paper's, read from the evaluation data at run
-time, never copied), REPLUG's (FLARE's answer prompt), FB-RAG's reader and sampler,
-Adaptive-RAG's classifier, the chat adapter's rewrite and the agent's; IRCoT's are in
-nodes/ircot/prompts.py."""
+time, never copied), REPLUG's (FLARE's answer prompt), FB-RAG's reader and sampler; a
+family folder's own are in its prompts.py (nodes/ircot/, nodes/adaptive_rag/), the chat
+adapters' in messages_prompts.py."""
 
 from __future__ import annotations
 
@@ -323,56 +323,3 @@ def paper_task(kind: Literal["cot", "self_ask", "strategyqa", "asqa"]) -> Task:
         Exemplar(e["question"],
                  f"We need to consider {e['subq_cot'].removeprefix(lead)} {e['answer']}")
         for e in data["ASQA.general_hint_in_input_examplars"]))
-
-
-# Adaptive-RAG (Jeong et al. 2024): the zero-training query-complexity classifier, asking the
-# served LM for the label the paper's trained classifier gives (§3.2), with one invented
-# example of each label
-COMPLEXITY_INSTRUCTION = (
-    "Rate how complex the question is to answer. Reply with one letter: "
-    "A if it can be answered from general knowledge, without searching; "
-    "B if it needs one search for one fact; "
-    "C if it needs several searches, each fact leading to the next."
-)
-COMPLEXITY_EXEMPLARS: tuple[tuple[str, str], ...] = (
-    ("What is the capital of France?", "A"),
-    ("Who founded The Walt Disney Company?", "B"),
-    ("In which city was the founder of The Walt Disney Company born?", "C"),
-)
-COMPLEXITY_STOPS = ("\n",)
-"""The classifier's reply is its first line."""
-
-
-def complexity_prompt(question: str, fmt: Layout = "chatml") -> str:
-    """Adaptive-RAG's prompt classifier: the instruction, the examples, then the question."""
-    turns = [(QUESTION_LINE.format(question=q), label) for q, label in COMPLEXITY_EXEMPLARS]
-    return render(fmt, COMPLEXITY_INSTRUCTION,
-                  [*turns, (QUESTION_LINE.format(question=question), "")])
-
-
-# The chat adapters (graphs/messages.py, graphs/agent.py): a follow-up rewritten into a
-# standalone question, and the agent's instruction
-REWRITE_INSTRUCTION = (
-    "Rewrite the user's last question so that it can be understood without the conversation: "
-    "replace pronouns and references with the names they stand for. Reply with the question "
-    "alone, on one line."
-)
-REWRITE_SPEAKERS = {"human": "User", "ai": "Assistant"}
-REWRITE_STOPS = ("\n",)
-"""The rewrite is its first line."""
-REWRITE_MAX_TOKENS = 64
-
-
-def rewrite_prompt(turns: Sequence[tuple[str, str]], question: str,
-                   fmt: Layout = "chatml") -> str:
-    """The follow-up rewrite: the conversation's earlier (type, text) TURNS, then QUESTION."""
-    said = "\n".join(f"{REWRITE_SPEAKERS.get(kind, kind)}: {text}" for kind, text in turns)
-    return render(fmt, REWRITE_INSTRUCTION,
-                  [(f"Conversation:\n{said}\n\nLast question: {question}", "")])
-
-
-AGENT_INSTRUCTION = (
-    "You answer questions about the documents in a search tool's store. For every question of "
-    "fact, call one of the tools with the question written out in full (names, not pronouns). "
-    "Then answer in one or two sentences from the tool's answer and name its sources by title."
-)

@@ -18,7 +18,7 @@ from activerag.nodes.messages_logic import (
     sources_of,
     standalone_from,
 )
-from activerag.nodes.prompts import rewrite_prompt
+from activerag.nodes.messages_prompts import rewrite_prompt
 from activerag.sentences import SentenceSplitter
 from activerag.testing import ScriptedLM, ends, memory_retriever
 

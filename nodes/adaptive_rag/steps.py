@@ -16,7 +16,7 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from activerag.nodes import prompts
+from activerag.nodes.adaptive_rag import prompts
 from activerag.nodes.adaptive_rag.context import AdaptiveContext
 from activerag.nodes.adaptive_rag.logic import LABELS, Label, parse_complexity
 from activerag.nodes.adaptive_rag.router import Embedder, Router, load_router, minilm
