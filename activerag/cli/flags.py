@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import textwrap
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
@@ -113,8 +114,15 @@ class Flag:
         return str(_field(self.contexts[0], self.field).metadata.get("description", ""))
 
 
+@functools.cache
 def _field(cls: type, name: str) -> dataclasses.Field[Any]:
     return next(f for f in fields(cls) if f.name == name)
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """CLS's field types, resolved once per class (the parser asks for hundreds)."""
+    return get_type_hints(cls)
 
 
 def _group_fields(group: str) -> list[str]:
@@ -140,7 +148,7 @@ def _group_fields(group: str) -> list[str]:
 def _composite(cls: type, name: str) -> bool:
     """Whether field NAME of CLS holds another family's context (the app's fb), which that
     family's flags make."""
-    return any(dataclasses.is_dataclass(t) for t in _types(get_type_hints(cls)[name]))
+    return any(dataclasses.is_dataclass(t) for t in _types(_hints(cls)[name]))
 
 
 def _types(kind: Any) -> tuple[Any, ...]:
@@ -191,7 +199,7 @@ def _or_none(kind: type) -> Callable[[str], Any]:
 
 def _kind(flag: Flag) -> dict[str, Any]:
     """The argparse keywords that parse FLAG's field as its type says."""
-    declared = _types(get_type_hints(flag.contexts[0])[flag.field])
+    declared = _types(_hints(flag.contexts[0])[flag.field])
     kind, *rest = [t for t in declared if t is not NoneType]
     optional = NoneType in declared
     if kind is bool and not rest:
