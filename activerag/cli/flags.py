@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import textwrap
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
@@ -114,15 +113,23 @@ class Flag:
         return str(_field(self.contexts[0], self.field).metadata.get("description", ""))
 
 
-@functools.cache
+_FIELDS: dict[tuple[type, str], dataclasses.Field[Any]] = {}
+_HINTS: dict[type, dict[str, Any]] = {}
+"""Each context's fields and resolved field types, found once (the parser asks hundreds of
+times: resolving the types each time was most of `ask --help`'s time)."""
+
+
 def _field(cls: type, name: str) -> dataclasses.Field[Any]:
-    return next(f for f in fields(cls) if f.name == name)
+    if (cls, name) not in _FIELDS:
+        _FIELDS[cls, name] = next(f for f in fields(cls) if f.name == name)
+    return _FIELDS[cls, name]
 
 
-@functools.cache
 def _hints(cls: type) -> dict[str, Any]:
-    """CLS's field types, resolved once per class (the parser asks for hundreds)."""
-    return get_type_hints(cls)
+    """CLS's field types, resolved once per class."""
+    if cls not in _HINTS:
+        _HINTS[cls] = get_type_hints(cls)
+    return _HINTS[cls]
 
 
 def _group_fields(group: str) -> list[str]:

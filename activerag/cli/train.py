@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from activerag.errors import ActiveRagError
 from activerag.settings import Settings
@@ -13,11 +14,8 @@ from activerag.settings import Settings
 
 def train_retriever(args: argparse.Namespace, settings: Settings) -> int:
     from activerag import lsr
-    from activerag.evaluation.datasets import twowiki
-    from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
     from activerag.serving.lm import VLLMClient
     from activerag.serving.token_lm import VLLMTokens
-    from activerag.stores.chroma import QueryEncoder
     from activerag.stores.corpus import Corpus
 
     config = lsr.LSRConfig(k=args.k, gamma=args.gamma, beta=args.lm_beta, lm_score=args.lm_score,
@@ -28,19 +26,7 @@ def train_retriever(args: argparse.Namespace, settings: Settings) -> int:
     store = Path(args.store_dir) if args.store_dir else settings.stores
     corpus = Corpus(store, settings.chroma_url)
     split = lsr.LMSplit() if args.task == "lm" else None
-    if split is not None:
-        examples = split.of(corpus.bm25.docs)[1][: args.n]
-        what = (f"{len(examples)} corpus passages (first half x, second half y; none of the "
-                f"titles of the {split.held_out} passages benchmarks/replug_lm.py evaluates "
-                f"with --seed {split.seed}, a split the encoder keeps)")
-        held_out = []
-    else:
-        examples = lsr.training_examples(args.n, args.seed)
-        what = f"{len(examples)} 2Wiki questions (none of them an evaluation question)"
-        held_out = twowiki()[: args.eval_n]
-        clash = lsr.overlap(examples, held_out)
-        if clash:
-            raise ActiveRagError(f"{clash} held-out questions are also training questions")
+    examples, what, held_out = _training_data(args, corpus, split)
     url = args.base_url or settings.url
     lm = VLLMTokens(url, args.model or settings.model or VLLMClient(url).model)
     cache = lsr.ScoreCache(settings.home / "lsr-lm-scores.sqlite")
@@ -60,6 +46,39 @@ def train_retriever(args: argparse.Namespace, settings: Settings) -> int:
         print("bits per byte with and without it: python benchmarks/replug_lm.py --store "
               f"{store} --query-encoder {out}")
         return 0
+    _recall_report(corpus, out, held_out)
+    return 0
+
+
+def _training_data(args: argparse.Namespace, corpus: Any, split: Any
+                   ) -> tuple[list[Any], str, list[Any]]:
+    """The training examples, what they are in words, and the held-out questions (none for
+    the LM task, whose evaluation is benchmarks/replug_lm.py's)."""
+    from activerag import lsr
+    from activerag.evaluation.datasets import twowiki
+
+    if split is not None:
+        examples = split.of(corpus.bm25.docs)[1][: args.n]
+        return examples, (f"{len(examples)} corpus passages (first half x, second half y; none "
+                          f"of the titles of the {split.held_out} passages "
+                          f"benchmarks/replug_lm.py evaluates with --seed {split.seed}, a split "
+                          "the encoder keeps)"), []
+    examples = lsr.training_examples(args.n, args.seed)
+    held_out = twowiki()[: args.eval_n]
+    clash = lsr.overlap(examples, held_out)
+    if clash:
+        raise ActiveRagError(f"{clash} held-out questions are also training questions")
+    return examples, f"{len(examples)} 2Wiki questions (none of them an evaluation question)", \
+        held_out
+
+
+def _recall_report(corpus: Any, out: Path, held_out: list[Any]) -> None:
+    """Gold-title recall@k on HELD_OUT with MiniLM and with the encoder in OUT: printed, and
+    written to OUT/recall.json and OUT/recall.md."""
+    from activerag import lsr
+    from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+    from activerag.stores.chroma import QueryEncoder
+
     ks = [k for k in (1, 2, 5, 10, 20) if k <= len(corpus.chroma)]
     before = lsr.recall_at(corpus.chroma, held_out, ks)
     encoder = QueryEncoder(out)
@@ -81,4 +100,3 @@ def train_retriever(args: argparse.Namespace, settings: Settings) -> int:
                                                 indent=1))
     (out / "recall.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-    return 0
