@@ -16,7 +16,8 @@ FAMILY = {
         from dataclasses import dataclass
 
         from activerag import trigger_names
-        from activerag.context import FlareContext, documented
+        from activerag.context import FlareContext
+        from activerag.context_checks import documented
 
         trigger_names.TRIGGERS.add("coin")
 
@@ -38,14 +39,14 @@ FAMILY = {
             return True
         ''',
     "methods.py": '''
-        from activerag.method_record import Family, Method
+        from activerag.method_record import Family, FlagGroup, Method
         from activerag.nodes.coinfam.context import CoinContext
 
         FAMILY = Family(
             name="coin flips", line="a test's family (CoinContext)",
             methods=(Method("coin", "flare:graph", CoinContext, {"trigger": "coin"},
                             "coin flips", "retrieves when a coin says so"),),
-            flags="CoinContext: coin", contexts=(CoinContext,))
+            groups=(FlagGroup("coin flips", "CoinContext: coin", (CoinContext,)),))
         ''',
 }
 PROBE = """
@@ -58,7 +59,7 @@ from activerag.nodes import triggers
 row = METHODS["coin"]
 flag = next(f for f in FLAGS if f.option == "--coin-bias")
 names = list(METHODS)
-print(names.index("coin") > names.index("app"),
+print(names.index("self_route") < names.index("coin") < names.index("app"),
       row.needs == frozenset({{"completions", "stream", "logprobs"}}),
       FAMILIES["coin flips"], "coin flips" in RUN_GROUPS, flag.group,
       [c.__name__ for c in flag.contexts], "| `coin` | coin flips |" in markdown_table())

@@ -17,6 +17,7 @@ LAYERS = {
     "activerag.database": 0, "activerag.trigger_names": 0, "activerag.checkpoint_safety": 0,
     # talking to LMs, holding documents, and the settings of a run
     "activerag.serving": 1, "activerag.stores": 1, "activerag.context": 1,
+    "activerag.context_checks": 1,
     "activerag.method_record": 1,
     # what a graph's steps do; checkpoints; the run page's pure logic
     "activerag.nodes": 2, "activerag.durable": 2, "activerag.durable_pg": 2,

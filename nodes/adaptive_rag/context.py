@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from activerag.context import FlareContext, documented
+from activerag.context import FlareContext
+from activerag.context_checks import documented
 from activerag.errors import SettingError
 from activerag.serving.security import check_folder
 

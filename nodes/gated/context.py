@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from activerag.context import FlareContext, at_least, documented, refuse
+from activerag.context import FlareContext
+from activerag.context_checks import at_least, documented, refuse
 from activerag.trigger_names import check_estimator
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from activerag.context import FlareContext, at_least, documented, refuse
+from activerag.context import FlareContext
+from activerag.context_checks import at_least, documented, refuse
 from activerag.errors import SettingError
 
 

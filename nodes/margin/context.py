@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from activerag import trigger_names
-from activerag.context import at_least, documented
+from activerag.context_checks import at_least, documented
 from activerag.nodes.gated.context import GateContext
 
 trigger_names.declare_estimator("margin", top_logprobs=2)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from activerag.context import FlareContext, at_least, documented, refuse
+from activerag.context import FlareContext
+from activerag.context_checks import at_least, documented, refuse
 from activerag.nodes.ircot.context import IRCoTContext
 
 
