@@ -99,7 +99,12 @@ def hotpot_table() -> list[str]:
     for name in parts:
         for r in Run(RUNS / name).rows():
             by_method.setdefault(r["method"], set()).add(r["id"])
-    methods = [m for m in HOTPOT_METHODS if m in by_method]
+    # a method whose run has not reached every question the others finished waits for the
+    # next refresh, rather than shrinking everyone's table to its few questions
+    most = max(len(ids) for ids in by_method.values())
+    methods = [m for m in HOTPOT_METHODS if len(by_method.get(m, ())) == most]
+    unfinished = {m: len(by_method[m]) for m in HOTPOT_METHODS
+                  if m in by_method and m not in methods}
     large = merged_table("hotpotqa-after-flare-n100-15b", "HotpotQA after FLARE, the 1.5B "
                          "reader on llama.cpp", parts, methods, common=True)
     if large is None:
@@ -109,11 +114,14 @@ def hotpot_table() -> list[str]:
             if r["id"] in done and r["method"] in methods]
     small = summarise_methods(kept, methods) if kept else {}
     n = large[methods[0]]["n"]
-    if n < 100:
+    if n < 100 or unfinished:
         table = OUT / "hotpotqa-after-flare-n100-15b.md"
+        waiting = "; ".join(f"{m}: {k} so far" for m, k in unfinished.items())
         table.write_text(f"**Partial: {', '.join(methods)} only, on the {n} of the 100 "
-                         "questions every run so far finished; the same commands "
-                         "(results/run_all.sh) resume them.**\n\n" + table.read_text())
+                         "questions every run so far finished"
+                         + (f" (left out until they finish: {waiting})" if waiting else "")
+                         + "; the same commands (results/run_all.sh) resume them.**\n\n"
+                         + table.read_text())
     rows = [(f"both: the 1.5B's {n}", m, small, large) for m in methods]
     return (side_by_side(f"HotpotQA after FLARE, F1 (0.5B: results/hotpotqa-after-flare-n100.md; "
                          f"1.5B: the {n} of the same 100 questions every 1.5B run finished; "
