@@ -1,6 +1,6 @@
 """Adaptive-RAG (Jeong et al. 2024, §3.2): a query-complexity classifier routes each question to
 no retrieval (A), single-step retrieval (B) or the multi-step method (C), each run as a
-subgraph. Wiring only; the nodes are in nodes/adaptive.py."""
+subgraph. Wiring only; the nodes are in nodes/adaptive_rag/steps.py."""
 
 from __future__ import annotations
 

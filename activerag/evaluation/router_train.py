@@ -4,7 +4,7 @@ and the multi-step method (the evaluation runner, resumable, into a run folder);
 label is the simplest strategy whose answer matches the gold exactly (the authors' code:
 normalised answer equal to a gold answer), or the dataset's inductive bias when none does;
 a logistic regression on the questions' MiniLM embeddings is fitted to the labels and saved as
-a router folder (nodes/adaptive_router.py)."""
+a router folder (nodes/adaptive_rag/router.py)."""
 
 from __future__ import annotations
 
