@@ -11,7 +11,7 @@ ratio. Timed, with the model loaded beforehand:
   normalised;
 - activerag: `ChromaStore.add` of the same passages into a fresh persistent store in a temp
   dir, in the slices `Corpus.ingest` hands it (its `batch`, 512): the id check, the embedding
-  (`stores.chroma.unit_vectors`), Chroma's writes and its HNSW index, with the seconds spent
+  (`stores.embedding.unit_vectors`), Chroma's writes and its HNSW index, with the seconds spent
   in the embedding model apart.
 The ratio of the two rates is the goal's (at least 80%). Each is run --repeat times,
 alternating, and the best run of each is kept (the machine is shared); CPU seconds (all
@@ -38,9 +38,10 @@ from langchain_core.documents import Document  # noqa: E402
 from publish import publish  # noqa: E402
 
 from activerag.evaluation.datasets import shared_data  # noqa: E402
-from activerag.stores.chroma import ChromaStore, MiniLMEmbedding, unit_vectors  # noqa: E402
+from activerag.stores.chroma import ChromaStore
 from activerag.stores.corpus import Corpus  # noqa: E402
 from activerag.stores.documents import read_corpus  # noqa: E402
+from activerag.stores.embedding import MiniLMEmbedding, unit_vectors  # noqa: E402
 
 UNION = "corpus/union_wiki_paragraphs_dpr_format.tsv"
 

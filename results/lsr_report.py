@@ -25,8 +25,8 @@ from activerag.evaluation.datasets import twowiki
 from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
 from activerag.lsr import ScoreCache, lm_score, recall_at, training_examples
 from activerag.settings import Settings
-from activerag.stores.chroma import QueryEncoder
 from activerag.stores.corpus import Corpus
+from activerag.stores.query_encoder import QueryEncoder
 
 RUNS = Path("runs")
 OUT = Path(__file__).resolve().parent

@@ -108,7 +108,7 @@ class Corpus:
 
     def encoded(self, query_encoder: str) -> Store:
         """The dense store searched with the query encoder in folder QUERY_ENCODER (loaded once)."""
-        from activerag.stores.chroma import EncodedQueryStore, QueryEncoder
+        from activerag.stores.query_encoder import EncodedQueryStore, QueryEncoder
 
         with self._chroma_lock:
             store = self._encoded.get(query_encoder)

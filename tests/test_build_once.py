@@ -12,6 +12,7 @@ import activerag.nodes.parts as parts
 import activerag.serving.cache as cache
 import activerag.stores.bm25 as bm25
 import activerag.stores.chroma as chroma
+import activerag.stores.embedding as embedding_mod
 import activerag.stores.corpus as corpus_mod
 from activerag.context import FlareContext
 from activerag.stores.bm25 import BM25Store
@@ -102,7 +103,7 @@ def test_concurrent_first_embeddings_load_the_model_once(monkeypatch):
     fake = types.ModuleType("sentence_transformers")
     fake.SentenceTransformer = FakeSentenceTransformer
     monkeypatch.setitem(sys.modules, "sentence_transformers", fake)
-    embedding = chroma.MiniLMEmbedding(Path("/no/such/model"))
+    embedding = embedding_mod.MiniLMEmbedding(Path("/no/such/model"))
     models = race(embedding.encoder)
     assert loaded.n == 1
     assert all(m is models[0] for m in models)

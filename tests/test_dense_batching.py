@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from activerag.stores.chroma import ENCODE_BATCH, token_lengths, unit_vectors
+from activerag.stores.embedding import ENCODE_BATCH, token_lengths, unit_vectors
 
 
 class WordTokenizer:

@@ -121,7 +121,7 @@ def test_answer_logprobs_asks_the_lm_only_for_pairs_it_has_not_scored(tmp_path: 
 
 
 def test_a_query_encoder_folder_that_does_not_exist_or_holds_no_model_is_refused(tmp_path):
-    from activerag.stores.chroma import QueryEncoder
+    from activerag.stores.query_encoder import QueryEncoder
 
     with pytest.raises(ModelFileMissing, match="does not exist"):
         QueryEncoder(tmp_path / "nowhere")
@@ -266,7 +266,8 @@ def _own_index_encoder(tmp_path, passages):
     """A query encoder folder with its own re-embedded index of PASSAGES (2-d vectors)."""
     from langchain_core.documents import Document
 
-    from activerag.stores.chroma import INDEX_FOLDER, ChromaStore, QueryEncoder
+    from activerag.stores.chroma import ChromaStore
+    from activerag.stores.query_encoder import INDEX_FOLDER, QueryEncoder
 
     folder = tmp_path / "encoder"
     folder.mkdir()
@@ -278,7 +279,8 @@ def _own_index_encoder(tmp_path, passages):
 
 
 def test_an_encoder_that_re_embedded_the_passages_searches_its_own_copy(tmp_path):
-    from activerag.stores.chroma import ChromaStore, EncodedQueryStore
+    from activerag.stores.chroma import ChromaStore
+    from activerag.stores.query_encoder import EncodedQueryStore
 
     encoder, docs = _own_index_encoder(tmp_path, ["x", "y"])
     source = ChromaStore(tmp_path / "store")
@@ -293,7 +295,8 @@ def test_an_encoder_that_re_embedded_the_passages_searches_its_own_copy(tmp_path
 def test_an_encoder_whose_copy_misses_passages_the_store_has_since_gained_is_refused(tmp_path):
     from langchain_core.documents import Document
 
-    from activerag.stores.chroma import ChromaStore, EncodedQueryStore
+    from activerag.stores.chroma import ChromaStore
+    from activerag.stores.query_encoder import EncodedQueryStore
 
     encoder, docs = _own_index_encoder(tmp_path, ["x", "y"])
     source = ChromaStore(tmp_path / "store")

@@ -9,7 +9,9 @@ import pytest
 from langchain_core.documents import Document
 
 from activerag.stores import chroma
-from activerag.stores.chroma import ChromaStore, EncodedQueryStore, MiniLMEmbedding, QueryEncoder
+from activerag.stores.chroma import ChromaStore
+from activerag.stores.embedding import MiniLMEmbedding
+from activerag.stores.query_encoder import EncodedQueryStore, QueryEncoder
 
 
 class TinyEmbedding(MiniLMEmbedding):

@@ -10,7 +10,7 @@ from langchain_core.documents import Document
 
 import activerag.evaluation.datasets
 import activerag.serving.token_lm
-import activerag.stores.chroma
+import activerag.stores.query_encoder
 import activerag.stores.corpus
 from activerag import cli, lsr
 from activerag.evaluation.datasets import Example
@@ -66,7 +66,7 @@ def stand_ins(monkeypatch):
     monkeypatch.setattr(activerag.evaluation.datasets, "twowiki", lambda: HELD_OUT)
     monkeypatch.setattr(activerag.stores.corpus, "Corpus", lambda *args: corpus)
     monkeypatch.setattr(activerag.serving.token_lm, "VLLMTokens", Tokens)
-    monkeypatch.setattr(activerag.stores.chroma, "QueryEncoder",
+    monkeypatch.setattr(activerag.stores.query_encoder, "QueryEncoder",
                         lambda path: SimpleNamespace(index=lambda: None))
     return SimpleNamespace(docs=docs, seeds=seeds)
 

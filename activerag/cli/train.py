@@ -77,7 +77,7 @@ def _recall_report(corpus: Any, out: Path, held_out: list[Any]) -> None:
     written to OUT/recall.json and OUT/recall.md."""
     from activerag import lsr
     from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
-    from activerag.stores.chroma import QueryEncoder
+    from activerag.stores.query_encoder import QueryEncoder
 
     ks = [k for k in (1, 2, 5, 10, 20) if k <= len(corpus.chroma)]
     before = lsr.recall_at(corpus.chroma, held_out, ks)

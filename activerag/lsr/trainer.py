@@ -27,7 +27,7 @@ from activerag.lsr.objective import (
     training_round,
 )
 from activerag.lsr.scores import ScoreCache, answer_logprobs
-from activerag.stores.chroma import unit_vectors
+from activerag.stores.embedding import unit_vectors
 
 
 @dataclass
@@ -156,7 +156,8 @@ class Trainer:
         from sentence_transformers import SentenceTransformer
         from tqdm import tqdm
 
-        from activerag.stores.chroma import _dimension, minilm_path
+        from activerag.stores.embedding import minilm_path
+        from activerag.stores.query_encoder import encoder_dimension
 
         cfg = self.config
         if not examples:
@@ -165,7 +166,7 @@ class Trainer:
         torch.manual_seed(cfg.seed)
         self.out.mkdir(parents=True, exist_ok=True)
         model = SentenceTransformer(str(minilm_path()), device="cpu")
-        if _dimension(model) != self.chroma.dimension():
+        if encoder_dimension(model) != self.chroma.dimension():
             raise ActiveRagError("the collection's embeddings do not have MiniLM's dimension; "
                                  "re-ingest the corpus with this version")
         if cfg.reembed_every:
@@ -301,7 +302,8 @@ class Trainer:
 
     def _write_index(self, model: Any) -> None:
         """The passages under the trained tower, as the Chroma collection its folder searches."""
-        from activerag.stores.chroma import INDEX_FOLDER, ChromaStore
+        from activerag.stores.chroma import ChromaStore
+        from activerag.stores.query_encoder import INDEX_FOLDER
 
         assert self._base is not None
         print(f"re-embedding {len(self._base.docs)} passages with the trained tower",

@@ -42,7 +42,7 @@ class MiniLMEmbedder:
     name = MINILM
 
     def __init__(self) -> None:
-        from activerag.stores.chroma import MiniLMEmbedding
+        from activerag.stores.embedding import MiniLMEmbedding
 
         self._embedding = MiniLMEmbedding()
         self._dimension: int | None = None

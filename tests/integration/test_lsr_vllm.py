@@ -11,8 +11,8 @@ from activerag.errors import ActiveRagError
 from activerag.evaluation.datasets import demo
 from activerag.serving.lm import VLLMClient
 from activerag.serving.token_lm import VLLMTokens
-from activerag.stores.chroma import EncodedQueryStore
 from activerag.stores.corpus import Corpus
+from activerag.stores.query_encoder import EncodedQueryStore
 
 pytestmark = pytest.mark.integration
 CONFIG = dict(k=4, batch=4, epochs=2, checkpoint_every=100, lr=1e-4)
@@ -128,6 +128,6 @@ def test_an_encoder_of_another_dimension_is_refused(demo_store):
 
 
 def lsr_base():
-    from activerag.stores.chroma import minilm_path
+    from activerag.stores.embedding import minilm_path
 
     return minilm_path()
