@@ -6,8 +6,6 @@ from __future__ import annotations
 from activerag.method_record import Family, FlagGroup, Method
 from activerag.nodes.adaptive_rag.context import AdaptiveContext
 
-NEEDS = frozenset({"completions", "stream", "logprobs"})
-"""Its strategies' (none, single and IRCoT count the answer's tokens by their logprobs)."""
 FAMILY = Family(
     name="Adaptive-RAG",
     line="Jeong et al. 2024: a query-complexity classifier routes the question to no, "
@@ -16,12 +14,12 @@ FAMILY = Family(
         Method("adaptive_rag", "adaptive_rag:graph", AdaptiveContext, {}, "Adaptive-RAG",
                "a router trained here (`train-router`: logistic regression on the question's "
                "MiniLM embedding) sends it to `none` (A), `single` (B) or the multi-step method "
-               "(C) (§3.2)", "adaptive_rag:build_router_graph", needs=NEEDS,
+               "(C) (§3.2)", "adaptive_rag:build_router_graph",
                answer_rule="whole"),
         Method("adaptive_rag_prompt", "adaptive_rag:prompt_graph", AdaptiveContext,
                {"router": ""}, "Adaptive-RAG", "as `adaptive_rag`, the served LM rating the "
                "complexity A/B/C from a prompt (C when its reply names none)",
-               "adaptive_rag:build_prompt_graph", needs=NEEDS, answer_rule="whole"),
+               "adaptive_rag:build_prompt_graph", answer_rule="whole"),
     ),
     groups=(FlagGroup("Adaptive-RAG", "AdaptiveContext: adaptive_rag (its strategies' "
                       "settings are the FLARE flags above)", (AdaptiveContext,)),),

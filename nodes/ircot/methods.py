@@ -6,8 +6,6 @@ from __future__ import annotations
 from activerag.method_record import Family, FlagGroup, Method
 from activerag.nodes.ircot.context import IRCoTContext
 
-NEEDS = frozenset({"completions", "stream", "logprobs"})
-"""The loop counts and reads the answer's tokens by their logprobs."""
 FAMILY = Family(
     name="IRCoT",
     line="Trivedi et al. 2023: a chain of thought written one sentence at a time, each sentence "
@@ -17,10 +15,10 @@ FAMILY = Family(
                "retrieves k paragraphs with the question, then with each chain-of-thought "
                "sentence, adding them to those collected (at most 15) until a sentence says "
                "\"answer is\" (or 10 sentences); a reader answers over them all (§3, IRCoT QA)",
-               "ircot:build_ircot_graph", needs=NEEDS, answer_rule="whole"),
+               "ircot:build_ircot_graph", answer_rule="whole"),
         Method("ircot_chain", "ircot:graph", IRCoTContext, {"ircot_reader": "none"}, "IRCoT",
                "as `ircot`, without the reader: the loop's own chain is the answer",
-               "ircot:build_ircot_graph", needs=NEEDS, answer_rule="whole"),
+               "ircot:build_ircot_graph", answer_rule="whole"),
     ),
     groups=(FlagGroup("IRCoT", "IRCoTContext: ircot, ircot_chain (--k is K, the paragraphs "
                       "per retrieval; the LM, store, prompts and caps are the flags above; "
