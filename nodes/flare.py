@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from activerag.context import FlareContext
 from activerag.nodes.base import Update, lm_cost, node_name
 from activerag.nodes.decisions import masks, written
+from activerag.nodes.exemplars import TaskKind, shots, task_for  # noqa: F401 (also from here)
 from activerag.nodes.flare_logic import (
     low_confidence_spans,
     mask_flags,
@@ -25,7 +26,6 @@ from activerag.nodes.loop import (  # noqa: F401 (the loop's names, also importa
     AnswerCut,
     FlareNode,
     PromptFn,
-    TaskKind,
     Unit,
     begin,
     generate_unit,
@@ -37,8 +37,6 @@ from activerag.nodes.loop import (  # noqa: F401 (the loop's names, also importa
     route_after_accept,
     route_after_begin,
     route_after_emitting,
-    shots,
-    task_for,
     unit_update,
 )
 from activerag.nodes.parts import Parts

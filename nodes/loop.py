@@ -1,8 +1,8 @@
 """The sentence loop every graph of the FLARE family shares (Jiang et al. 2023, §3): start a
 run, retrieve (with the question first, then each step's queries), generate the next unit
-(sentence, window or segment) over this step's documents, and accept it into the answer; with
-the run's task and exemplars. FLARE-direct's own steps (draft, gate, query formulation) are in
-nodes/flare.py, the other members' in their own modules.
+(sentence, window or segment) over this step's documents, and accept it into the answer; over
+the run's task and exemplars (nodes/exemplars.py). FLARE-direct's own steps (draft, gate,
+query formulation) are in nodes/flare.py, the other members' in their own modules.
 
 Nodes that need the LM or the retriever are made by `make_*` factories over `Parts`, so a
 graph can be built with given components or with ones made from the run's context.
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any, Literal, TypeAlias
 
 from langchain_core.documents import Document
@@ -20,10 +19,10 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from activerag.answers import find_answer
-from activerag.context import FlareContext, ServingContext
-from activerag.errors import ActiveRagError
+from activerag.context import FlareContext
 from activerag.nodes.base import Node, Update, fresh_run, lm_cost, node_name, streaming_tokens
 from activerag.nodes.decisions import retrieved, written
+from activerag.nodes.exemplars import shots
 from activerag.nodes.flare_logic import (
     answer_end,
     interleave,
@@ -31,8 +30,6 @@ from activerag.nodes.flare_logic import (
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import (
     ANSWER_STOPS,
-    COT_TASK,
-    SELF_ASK_TASK,
     Task,
     answer_prompt,
 )
@@ -43,47 +40,7 @@ from activerag.state import COUNTERS, Decision, FlareState, Step, StepTrace
 FlareNode: TypeAlias = Node[FlareState, FlareContext]
 PromptFn = Callable[..., str]
 Unit = Literal["sentence", "window", "segment"]
-TaskKind = Literal["cot", "self_ask"]
 RUNAWAY = 8
-
-
-def task_for(ctx: ServingContext, kind: TaskKind = "cot") -> Task:
-    """The run's task and exemplars: the library's own or the paper's (without documents)."""
-    if ctx.prompt_set == "default":
-        return COT_TASK if kind == "cot" else SELF_ASK_TASK
-    if ctx.prompt_set == "none" and kind == "cot":
-        return replace(COT_TASK, exemplars=())
-    from activerag.nodes.prompts import paper_task
-
-    if ctx.prompt_set == "paper":
-        return paper_task(kind)
-    if kind == "self_ask":
-        raise ActiveRagError(
-            f"self-ask has exemplars for 2WikiMultihopQA only (the paper's Prompt 3) and is "
-            f"nothing without them, not for prompt_set={ctx.prompt_set!r}; use --prompts paper "
-            "or default for self_ask"
-        )
-    return paper_task("strategyqa" if ctx.prompt_set == "paper-strategyqa" else "asqa")
-
-
-async def shots(parts: Parts, ctx: ServingContext, kind: TaskKind = "cot",
-                per_exemplar: int | None = None) -> Task:
-    """The run's task; its exemplars carry the documents retrieved with their own questions
-    when the run asks for it (Table 7: on for the paper's 2WikiMultihopQA exemplars), the top
-    PER_EXEMPLAR (default ctx.k) each."""
-    task = task_for(ctx, kind)
-    if not ctx.exemplars_retrieve or not task.exemplars:
-        return task
-    n = per_exemplar or ctx.k
-    # once per corpus (its size changes with an ingest), retriever, encoder, n, exemplar set
-    store = getattr(await parts.retriever_for(ctx), "store", None)
-    key = ("shots", ctx.store_dir, ctx.retriever, ctx.query_encoder, n, kind, ctx.prompt_set,
-           None if store is None else len(store))
-    if key not in parts.memo:
-        found = await asyncio.gather(*[parts.search(ctx, e.question, n)
-                                       for e in task.exemplars])
-        parts.memo.setdefault(key, list(found))
-    return task.with_documents(parts.memo[key])  # type: ignore[arg-type]
 
 
 def begin(state: FlareState, runtime: Runtime[FlareContext]) -> Update:

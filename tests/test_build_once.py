@@ -12,8 +12,8 @@ import activerag.nodes.parts as parts
 import activerag.serving.cache as cache
 import activerag.stores.bm25 as bm25
 import activerag.stores.chroma as chroma
-import activerag.stores.embedding as embedding_mod
 import activerag.stores.corpus as corpus_mod
+import activerag.stores.embedding as embedding_mod
 from activerag.context import FlareContext
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.corpus import Corpus

@@ -230,7 +230,7 @@ async def test_without_initial_retrieval_the_first_draft_has_no_documents():
 
 async def test_exemplars_carry_documents_retrieved_with_their_own_questions(monkeypatch):
     task = Task("Answer.", (Exemplar("Which river flows through Kelmor?", "The Vedria."),))
-    monkeypatch.setattr("activerag.nodes.loop.task_for", lambda ctx, kind="cot": task)
+    monkeypatch.setattr("activerag.nodes.exemplars.task_for", lambda ctx, kind="cot": task)
     lm = ScriptedLM([ends("Alpha was born in Kelmor.")])
     await run(lm, theta=0.5, exemplar_retrieval=True)
     shot, test_case = lm.prompts[0].split("Question: Which river")[0], lm.prompts[0]

@@ -10,8 +10,8 @@ from langchain_core.documents import Document
 
 import activerag.evaluation.datasets
 import activerag.serving.token_lm
-import activerag.stores.query_encoder
 import activerag.stores.corpus
+import activerag.stores.query_encoder
 from activerag import cli, lsr
 from activerag.evaluation.datasets import Example
 

@@ -315,7 +315,7 @@ async def test_exemplar_documents_follow_an_ingest(monkeypatch):
     from activerag.nodes.prompts import Exemplar, Task
 
     task = Task("Answer.", (Exemplar("Which river flows through Vesk?", "The Ora."),))
-    monkeypatch.setattr("activerag.nodes.loop.task_for", lambda ctx, kind="cot": task)
+    monkeypatch.setattr("activerag.nodes.exemplars.task_for", lambda ctx, kind="cot": task)
     found = retriever()
     lm = ScriptedLM([ends("Alpha was born in Kelmor."), ends("Alpha was born in Kelmor.")])
     graph = build_flare_graph(lm=lm, retriever=found, splitter=SPLIT)
