@@ -52,7 +52,7 @@ BREAKAGES = [
     Breakage("fit_documents_reserve", "nodes/replug_tokens.py",
              "    room = window - reserve\n", "    room = window\n",
              ("tests/test_replug_logic.py", "tests/test_replug_graph.py")),
-    Breakage("flare_replug_tokens_left", "nodes/replug.py",
+    Breakage("flare_replug_tokens_left", "nodes/flare_replug.py",
              "        budget = min(ctx.max_sentence_tokens,\n"
              '                     ctx.max_answer_tokens - state.get("answer_tokens", 0))',
              "        budget = min(ctx.max_sentence_tokens,\n"

@@ -12,7 +12,7 @@ from langgraph.types import Checkpointer
 from activerag.context import ReplugContext
 from activerag.graphs.base import LM_RETRY, Compiled
 from activerag.graphs.flare import build_flare_graph
-from activerag.nodes import replug
+from activerag.nodes import flare_replug, replug, replug_answers
 from activerag.nodes.base import Node
 from activerag.nodes.flare import FlareNode
 from activerag.nodes.parts import Parts
@@ -56,8 +56,8 @@ def build_replug_graph(
     g.add_node("propose", replug.make_propose(parts), retry_policy=LM_RETRY)
     g.add_node("ensemble", ensemble or replug.make_ensemble(parts), retry_policy=LM_RETRY)
     g.add_node("accept", replug.make_accept(parts))
-    g.add_node("answer_alone", replug.make_answer_alone(parts), retry_policy=LM_RETRY)
-    g.add_node("combine", combine or replug.make_combine(parts), retry_policy=LM_RETRY)
+    g.add_node("answer_alone", replug_answers.make_answer_alone(parts), retry_policy=LM_RETRY)
+    g.add_node("combine", combine or replug_answers.make_combine(parts), retry_policy=LM_RETRY)
     g.add_edge(START, "begin")
     g.add_edge("begin", "retrieve")
     g.add_conditional_edges("retrieve", replug.route_after_retrieve,
@@ -90,7 +90,7 @@ def build_flare_replug_graph(
     parts = Parts(lm=lm, token_lm=token_lm, retriever=retriever, splitter=splitter)
     return build_flare_graph(lm=lm, retriever=retriever, splitter=splitter,
                              gate=gate, formulate_query=formulate_query,
-                             regenerate=replug.make_ensemble_sentence(parts),
+                             regenerate=flare_replug.make_ensemble_sentence(parts),
                              name="flare_replug", checkpointer=checkpointer)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -15,26 +14,21 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send
 
-from activerag.answers import extract_answer, normalize
-from activerag.context import FlareContext, ReplugContext
+from activerag.context import ReplugContext
 from activerag.errors import ActiveRagError
-from activerag.nodes.base import Update, fresh_run, lm_cost
-from activerag.nodes.flare import AnswerCut, make_generate, prompt_documents, shots, unit_update
+from activerag.nodes.base import Update, fresh_run
+from activerag.nodes.flare import shots
 from activerag.nodes.flare_logic import answer_end
 from activerag.nodes.parts import Parts
-from activerag.nodes.prompts import ANSWER_STOPS, answer_prompt
+from activerag.nodes.prompts import answer_prompt
 from activerag.nodes.replug_logic import (
-    best_answer,
     doc_weights,
     mixture_logprob,
-    top_weighted,
-    vote_scores,
 )
 from activerag.nodes.replug_tokens import decide, fit_documents, proposal, stop_at
 from activerag.nodes.studio_logic import add_sources
-from activerag.serving.lm import Generation, Token
 from activerag.serving.token_lm import TokenLM
-from activerag.state import FlareState, ReplugState, ReplugTrace
+from activerag.state import ReplugState, ReplugTrace
 
 log = logging.getLogger(__name__)
 
@@ -227,133 +221,3 @@ def route_after_retrieve(state: ReplugState,
     if runtime.context.ensemble in ("vote", "rescore"):
         return answer_branches(state, runtime)
     return look_ahead(state, runtime)
-
-
-def make_answer_alone(parts: Parts) -> Any:
-    """Node (a Send branch): document d's own greedy answer, y_d = LM(d ∘ x)."""
-
-    async def answer_alone(branch: dict[str, Any], runtime: Runtime[ReplugContext]) -> Update:
-        ctx = runtime.context
-        lm = await parts.lm_for(ctx)
-        task = await shots(parts, ctx, per_exemplar=1)
-        prompt = answer_prompt(branch["question"], "", [branch["document"]],
-                               await parts.layout_for(ctx),
-                               task)
-        gen = await lm.generate(prompt, max_tokens=ctx.max_answer_tokens, stop=[*ANSWER_STOPS],
-                                cut=AnswerCut(await parts.splitter_for(ctx)))
-        logprobs = [t.logprob for t in gen.tokens]
-        # as generated: rescore scores it after the prompt (plain: with its leading space)
-        return {"candidates": [{"doc": branch["doc"], "text": gen.text,
-                                "tokens": len(gen.tokens),
-                                "mean_logprob": sum(logprobs) / len(logprobs) if logprobs
-                                else -math.inf}],
-                **lm_cost(gen)}
-
-    return answer_alone
-
-
-def make_combine(parts: Parts) -> Any:
-    """Node: the answer from the documents' own answers.
-
-    vote (the released code): weight λ_d · exp(mean token log-probability) per answer, summed
-    per normalised answer. rescore: Eq. 2 exactly on those candidates: every candidate text is
-    scored under every document (echo) and mixed token by token; the best mean wins. An
-    output with no answer is no candidate; when no output has one, the output of the
-    highest-weighted document (the retriever's top one) is the answer.
-    """
-
-    async def combine(state: ReplugState, runtime: Runtime[ReplugContext]) -> Update:
-        ctx = runtime.context
-        found = sorted(state.get("candidates", []), key=lambda c: c["doc"])
-        weights = state["weights"]
-        answers = [extract_answer(c["text"]) for c in found]
-        first: dict[str, int] = {}  # normalised answer -> its first output
-        for i, answer in enumerate(answers):
-            if answer:
-                first.setdefault(normalize(answer), i)
-        cost: Update = {}
-        if ctx.ensemble == "vote":
-            scores = vote_scores(answers, [weights[c["doc"]] for c in found],
-                                 [c["mean_logprob"] for c in found])
-        elif first:
-            lm = await parts.token_lm_for(ctx)
-            ids = await asyncio.gather(*[lm.tokenize(found[i]["text"]) for i in first.values()])
-            mixed = await asyncio.gather(*[
-                ensemble_logprobs(lm, state["prompts"], weights, y) for y in ids])
-            scores = {key: sum(m) / len(m) if m else -math.inf
-                      for key, m in zip(first, mixed, strict=True)}
-            cost = {"lm_calls": len(ids) * len(state["prompts"]),
-                    "prompt_tokens": sum(len(p) + len(y) for y in ids for p in state["prompts"])}
-        else:
-            scores = {}
-        winner = best_answer(scores)
-        chosen = found[first[winner] if winner is not None
-                       else top_weighted([weights[c["doc"]] for c in found])]
-        docs = state.get("documents", [])
-        answer = chosen["text"].strip()
-        entry: ReplugTrace = {
-            "index": 0, "sentence": answer, "tokens": [], "certified": 1.0,
-            "doc_ids": [d.id or "" for d in docs],
-            "doc_titles": [d.metadata.get("title", "") for d in docs],
-            "weights": list(weights),
-            "candidates": sorted(((answers[first[k]], v) for k, v in scores.items()),
-                                 key=lambda kv: -kv[1])}
-        get_stream_writer()({"sentence": entry})
-        return {"answer": answer, "answer_tokens": chosen["tokens"], "trace": [entry],
-                "done": True, **cost}
-
-    return combine
-
-
-def make_ensemble_sentence(parts: Parts, lookahead: int = 8, top: int = 20) -> Any:
-    """Node for the FLARE family: regenerate the sentence with REPLUG's ensemble over this
-    step's documents (each prompt holds one of them), in place of one pass over all of them.
-
-    FLARE's gate decides when to retrieve; the documents then vote token by token (agree
-    rounds, as the `replug` graph decides them) until Punkt sees the sentence end.
-    """
-
-    async def regenerate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
-        ctx = runtime.context
-        docs = prompt_documents(state, ctx)
-        if not docs:  # nothing to ensemble: one pass without documents
-            return await make_generate(parts, "sentence")(state, runtime)
-        lm = await parts.token_lm_for(ctx)
-        task = await shots(parts, ctx, per_exemplar=1)
-        budget = min(ctx.max_sentence_tokens,
-                     ctx.max_answer_tokens - state.get("answer_tokens", 0))
-        layout = await parts.layout_for(ctx)
-        docs, prompts, cuts = await fit_documents(
-            lm, docs, lambda d: answer_prompt(state["question"], state.get("answer", ""), [d],
-                                              layout, task), max(1, budget))
-        for note in cuts:
-            log.warning("FLARE+REPLUG: %s", note)
-        weights = weights_of(docs, ctx.retriever)
-        splitter = await parts.splitter_for(ctx)
-        ids: list[int] = []
-        tokens: list[Token] = []
-        text, ended, calls, generated, sent = "", False, 0, 0, 0
-        end: int | None = None
-        while not ended and len(ids) < max(1, budget) and end is None:
-            n = max(1, min(lookahead, budget - len(ids)))
-            steps = await asyncio.gather(*[lm.steps([*p, *ids], n, top) for p in prompts])
-            calls, generated = calls + len(steps), generated + sum(len(s.positions)
-                                                                   for s in steps)
-            sent += sum(s.prompt_tokens for s in steps)
-            decided, new, pieces, ended = await decide(
-                lm, [proposal(i, s) for i, s in enumerate(steps)], weights, ids)
-            for piece, low in zip(pieces, decided.low, strict=False):
-                tokens.append(Token(piece, math.log(max(low, 1e-12)), len(text)))
-                text += piece
-            ids += new
-            stop = stop_at(text)
-            if stop is not None:
-                text, ended = text[:stop], True
-            end = splitter.first_sentence_end(text, ended or len(ids) >= budget)
-        end = len(text) if end is None else end
-        kept = [t for t in tokens if t.start < end]
-        gen = Generation(text[:end], kept, ended and end >= len(text.rstrip()), generated,
-                         prompt_tokens=sent, complete=True)
-        return {**unit_update(gen, seen=docs), "lm_calls": calls}
-
-    return regenerate
