@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from faults import CORES, NotProduced, Row, crash, finish, plural, wait_for
+from fault_kit import CORES, NotProduced, Row, crash, finish, plural, wait_for
 
 from activerag.demo import DEMO_CORPUS
 from activerag.evaluation.datasets import load_dataset
@@ -164,7 +164,7 @@ def _fault(first: str, second: str, store: Path, n: int, lease: float, database:
 
 def write_row(row: Row, out: Path, note: str) -> str:
     """OUT's text with ROW as row h (replacing an earlier one) and NOTE below the table."""
-    from faults import table
+    from fault_kit import table
 
     line = table([row]).splitlines()[-1]
     lines = out.read_text().splitlines() if out.exists() else table([]).splitlines()

@@ -1,7 +1,7 @@
 """What benchmarks/mutants.py draws from: every one-token mutant of the modules in scope (a
 compared or combined operator swapped, an int one up or a bool flipped, a `not` removed, a
-keyword argument dropped, a value returned as None), each with the place and text it changes; and a drawn mutant found again in
-a later tree when its code has moved."""
+keyword argument dropped, a value returned as None), each with the place and text it changes;
+and a drawn mutant found again in a later tree when its code has moved."""
 
 from __future__ import annotations
 
