@@ -15,7 +15,7 @@ import pytest
 from activerag import cli
 from activerag.cli import commands
 from activerag.errors import ModelFileMissing
-from activerag.serving import models, server
+from activerag.serving import managed, models, server
 from activerag.serving.catalogue import CATALOGUE, FAST_MODEL
 from activerag.settings import Settings
 
@@ -82,12 +82,12 @@ def test_a_server_polled_while_it_stops_is_not_signalled():
     child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
                              stdin=subprocess.PIPE)
     try:
-        assert server._gone(child.pid) is False
+        assert managed._gone(child.pid) is False
     finally:
         child.stdin.close()  # type: ignore[union-attr]
         code = child.wait()
     assert code == 0  # it ended by itself, not by a signal
-    assert server._gone(child.pid) is True
+    assert managed._gone(child.pid) is True
 
 
 def test_a_model_whose_served_name_nests_folders_is_converted_into_them(tmp_path: Path,
