@@ -40,7 +40,7 @@ def llama_server(monkeypatch):
     client = httpx.Client
     monkeypatch.setattr(activerag.serving.server, "server_entries", lambda url: [
         {"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": 2048}}])
-    monkeypatch.setattr(probing.httpx, "Client", lambda **kwargs: client(
+    monkeypatch.setattr(httpx, "Client", lambda **kwargs: client(
         transport=httpx.MockTransport(llama_answer), timeout=kwargs.get("timeout")))
     yield
     probing.forget()

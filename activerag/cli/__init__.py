@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import Any
 
@@ -111,6 +110,12 @@ def _add_ingest(sub: Any) -> None:
     i.set_defaults(func=ingest)
 
 
+def _run_ask(args: argparse.Namespace, settings: Settings) -> int:
+    import asyncio  # here, not at import: the CLI's start stays quick
+
+    return asyncio.run(ask(args, settings))
+
+
 def _add_ask(sub: Any) -> None:
     """`ask`: one question, with every run flag."""
     a = sub.add_parser("ask", help="answer one question", epilog=METHODS_EPILOG,
@@ -133,7 +138,7 @@ def _add_ask(sub: Any) -> None:
     a.add_argument("--checkpoints", help="the checkpoint file of --thread (default "
                                          "ACTIVERAG_HOME/threads.sqlite)")
     add_flags(a, RUN_GROUPS)
-    a.set_defaults(func=lambda args, st: asyncio.run(ask(args, st)))
+    a.set_defaults(func=_run_ask)
 
 
 def _add_eval(sub: Any) -> None:

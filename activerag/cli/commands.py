@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hashlib
 import os
 from pathlib import Path
@@ -95,6 +94,8 @@ def ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
+    import asyncio
+
     from activerag.evaluation import evaluate
     from activerag.evaluation.datasets import load_dataset
 
@@ -137,6 +138,8 @@ def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
 def shared_eval(args: argparse.Namespace, url: str, run_dir: Path, runs: dict[str, Any],
                 examples: list[Any]) -> int:
     """`eval` as one worker of the run named --run in the database at URL (docs/postgres.md)."""
+    import asyncio
+
     from activerag.database import shown
     from activerag.evaluation.claims import lease_seconds
     from activerag.evaluation.shared import evaluate_shared
@@ -152,6 +155,8 @@ def shared_eval(args: argparse.Namespace, url: str, run_dir: Path, runs: dict[st
 
 
 def sweep(args: argparse.Namespace, settings: Settings) -> int:
+    import asyncio
+
     from activerag.evaluation.datasets import load_dataset
     from activerag.evaluation.sweeps import SWEEPS, chosen, run_sweep
 

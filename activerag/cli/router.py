@@ -4,7 +4,6 @@ questions labelled by this library's own runs of the three strategies."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import shlex
 import sys
 from pathlib import Path
@@ -79,6 +78,8 @@ def command_line(args: argparse.Namespace) -> str:
 
 
 def train_router(args: argparse.Namespace, settings: Settings) -> int:
+    import asyncio
+
     from activerag import lsr
     from activerag.cli.commands import at_least_one
     from activerag.cli.endpoints import check_endpoints, needed

@@ -4,7 +4,6 @@ checkpointed under --thread, drawn into a page under --html)."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -160,6 +159,8 @@ async def stream(args: argparse.Namespace, settings: Settings, graph: Any, given
 
 
 def demo(args: argparse.Namespace, settings: Settings) -> int:
+    import asyncio
+
     from activerag.answers import extract_answer
     from activerag.demo import DEMO_CORPUS, load_demo_questions
     from activerag.evaluation.metrics import exact_match

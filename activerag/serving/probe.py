@@ -14,9 +14,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from activerag.errors import LMServerUnreachable
 from activerag.serving.dialect import (
@@ -28,6 +26,9 @@ from activerag.serving.dialect import (
     tokenize_body,
 )
 from activerag.serving.security import auth_headers
+
+if TYPE_CHECKING:
+    import httpx
 
 ABILITIES: dict[str, str] = {
     "completions": "POST /v1/completions answers a text prompt",
@@ -93,12 +94,16 @@ class _Asker:
         self.root = self.url.removesuffix("/v1")
         # llama-server closes a connection after a stream, where httpx would send the next
         # request: a connection each (a handful of requests)
+        import httpx  # here, not at import: the CLI's start stays quick
+
         self.http = httpx.Client(timeout=timeout, headers=auth_headers(),
                                  limits=httpx.Limits(max_keepalive_connections=0))
         self.why: dict[str, str] = {}
 
     def post(self, ability: str, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
         """The JSON answer to BODY at PATH, or None (the reason kept under ABILITY)."""
+        import httpx
+
         base = self.root if path in ("/tokenize", "/detokenize") else self.url
         try:
             resp = self.http.post(base + path, json={"model": self.model, **body})

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from activerag.errors import ActiveRagError, LMServerUnreachable
 from activerag.serving import llamacpp
 from activerag.serving.catalogue import (
@@ -72,6 +70,8 @@ def server_models(base_url: str, timeout: float = 5.0) -> list[str]:
 def server_entries(base_url: str, timeout: float = 5.0) -> list[dict[str, Any]]:
     """The /models entries of an OpenAI-compatible server (vLLM's carry `root` and
     `max_model_len` beside `id`); raise if it does not answer."""
+    import httpx  # here, not at import: the CLI's start stays quick
+
     try:
         resp = httpx.get(f"{base_url.rstrip('/')}/models", timeout=timeout,
                          headers=auth_headers())
@@ -108,6 +108,8 @@ def wait_until_ready(base_url: str, proc: subprocess.Popen[bytes] | None, log: P
 
 def warm_up(base_url: str, model: str) -> None:
     """Send one logprobs request: the first one after start is slow."""
+    import httpx  # here, not at import: the CLI's start stays quick
+
     httpx.post(
         f"{base_url.rstrip('/')}/completions",
         json={"model": model, "prompt": "Hello", "max_tokens": 4, "logprobs": 1},
@@ -288,6 +290,8 @@ _COUNTER = re.compile(r"^(vllm:[a-z_]+_total)\{[^}]*\} (\S+)$", re.MULTILINE)
 def vllm_counters(base_url: str) -> dict[str, float]:
     """vLLM's cumulative counters from /metrics, summed over labels and over the replicas of a
     comma-separated BASE_URL (a replica that does not answer adds nothing)."""
+    import httpx  # here, not at import: the CLI's start stays quick
+
     out: dict[str, float] = {}
     for url in base_url.split(","):
         try:
