@@ -44,12 +44,13 @@ def test_demo_answers_the_first_questions_of_each_kind_and_tallies_them(monkeypa
         def ingest(self, path):
             return Ingested()
 
-    asked = []
+    asked, shown = [], []
     replies = {"Where was the founder of Zeta born?": "So the answer is Vedria.",
                "Where was Alpha Beta born?": "So the answer is Orvale."}
 
     async def answer(ns, settings):
         asked.append((ns.method, ns.question))
+        shown.append((ns.trace, ns.json))  # the demo prints each run's trace, as text
         return {"answer": replies[ns.question]}
 
     monkeypatch.setenv("ACTIVERAG_BASE_URL", "http://127.0.0.1:9/v1")  # no server started
@@ -60,6 +61,7 @@ def test_demo_answers_the_first_questions_of_each_kind_and_tallies_them(monkeypa
     out = capsys.readouterr().out
     assert asked == [("flare", "Where was the founder of Zeta born?"),
                      ("flare", "Where was Alpha Beta born?")]
+    assert shown == [(True, False)] * 2
     assert "Q (2-hop): Where was the founder of Zeta born?   (gold: Vedria)" in out
     assert "Q (1-hop): Where was Alpha Beta born?   (gold: Kelmor)" in out
     assert "-> does NOT match the gold (extracted 'Orvale', gold 'Kelmor')" in out
