@@ -392,3 +392,17 @@ def test_lm_training_keeps_its_split_and_refuses_passages_the_split_holds_out(tm
     assert qa.check_split([], None) is None
     with pytest.raises(ActiveRagError, match="needs no split"):
         qa.check_split([], split)
+
+
+def test_the_corpus_retriever_with_a_query_encoder_searches_that_encoders_store(tmp_path):
+    from activerag.stores.corpus import Corpus
+    from activerag.stores.query_encoder import EncodedQueryStore
+
+    encoder, docs = _own_index_encoder(tmp_path, ["x", "y"])
+    corpus = Corpus(tmp_path / "store")
+    corpus.bm25.add(docs)
+    corpus.chroma.add_embedded(docs, [[0.0, 1.0], [1.0, 0.0]])
+    retriever = corpus.retriever("chroma", 2, query_encoder=str(encoder.path))
+    assert isinstance(retriever.store, EncodedQueryStore) and retriever.k == 2
+    assert retriever.store.encoder.path == encoder.path
+    assert corpus.retriever("chroma", 1, query_encoder=str(encoder.path)).store is retriever.store
