@@ -94,3 +94,14 @@ def test_two_rows_of_one_name_are_refused(tmp_path: Path):
              "import activerag.graphs.registry")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode != 0 and "two registry rows share a name: ['flare']" in done.stderr
+
+
+def test_the_shipped_family_folders_are_found_in_folder_order():
+    from activerag.nodes.families import family_folders, folder_modules
+
+    found = family_folders.__wrapped__()  # not the cached tuple: this call runs the lookup
+    assert [f.name for f in found] == ["Adaptive-RAG", "uncertainty gates", "IRCoT",
+                                       "uncertainty gates", "SeaKR-lite"]
+    assert found == family_folders()
+    assert folder_modules("triggers") == ["activerag.nodes.gated.triggers",
+                                          "activerag.nodes.margin.triggers"]
