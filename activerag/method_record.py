@@ -57,9 +57,9 @@ class Method:
     """The server abilities its requests need (names of activerag.serving.probe.ABILITIES;
     top_logprobs_K: K alternatives per token; light.NAME: FB-RAG's light sampler's); None:
     NEEDS[name], else its family's."""
-    answer_rule: AnswerRule | None = None
+    answer_rule: AnswerRule = "empty"
     """How its answers are scored when they hold no "answer is" (activerag.answers.AnswerRule),
-    as its authors' code scores them; None: "empty", an output without it has no answer."""
+    as its authors' code scores them ("empty": an output without it has no answer)."""
     build_args: dict[str, Any] = field(default_factory=dict, hash=False)
     """The builder's own arguments for this graph (previous_window: unit "window")."""
 

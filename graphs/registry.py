@@ -138,12 +138,11 @@ _APP = FAMILIES.pop("app")
 for _family in FOLDERS:
     FAMILIES.setdefault(_family.name, _family.line)
 FAMILIES["app"] = _APP
+_PLACE = {family: i for i, family in enumerate(FAMILIES)}
 _METHODS = sorted(_METHODS + [m for f in FOLDERS for m in f.methods],
-                  key=lambda m: list(FAMILIES).index(m.family))
+                  key=lambda m: _PLACE[m.family])
 _METHODS = [m if m.needs is not None else replace(
     m, needs=NEEDS.get(m.name, FAMILY_NEEDS.get(m.family, LOGPROBS))) for m in _METHODS]
-_METHODS = [m if m.answer_rule is not None else replace(m, answer_rule="empty")
-            for m in _METHODS]
 METHODS: dict[str, Method] = {m.name: m for m in _METHODS}
 """Every method by name, family by family: the one source of "which methods exist"."""
 if len(METHODS) < len(_METHODS):
@@ -158,7 +157,7 @@ def answer_rule(name: str) -> AnswerRule:
     """How method NAME's answers are scored (its authors' rule); "empty" for a name that is no
     method (a sweep's variant of FLARE)."""
     record = METHODS.get(name)
-    return (record.answer_rule or "empty") if record else "empty"
+    return record.answer_rule if record else "empty"
 
 
 def _changed(context: FlareContext) -> dict[str, Any]:
