@@ -106,6 +106,7 @@ def timed(name: str, body: Callable[..., Awaitable[Update]]) -> Callable[..., Aw
         return {**update, "stage_seconds": {**update.get("stage_seconds", {}), name: seconds}}
 
     node.__name__ = name
+    node.__qualname__ = body.__qualname__
     node.__doc__ = body.__doc__
     return node
 
