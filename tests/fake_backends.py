@@ -40,6 +40,8 @@ class Backend:
         self.honours_bias = True
         """False: accept logit_bias and ignore it."""
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.keys: list[tuple[str, str | None]] = []
+        """Each request's path and Authorization header, GETs included."""
         self._vocab: dict[str, int] = {}
         self._lock = threading.Lock()
 
@@ -78,6 +80,7 @@ class _Handler(QuietHandler):
 
     def do_GET(self) -> None:
         b = self.backend
+        b.keys.append((self.path, self.headers.get("authorization")))
         if self.path.rstrip("/") != "/v1/models":
             self._error(404, "Not Found")
             return
@@ -88,11 +91,13 @@ class _Handler(QuietHandler):
 
     def do_POST(self) -> None:
         b = self.backend
+        b.keys.append((self.path, self.headers.get("authorization")))
         body = self._body()
         path = self.path.rstrip("/")
         b.requests.append((path, body))
         if path == "/tokenize" and "tokenize" not in b.lacks:
-            ids = b.ids(body["prompt"])
+            ids = b.ids(body.get("prompt") or "".join(
+                m["content"] for m in body.get("messages", [])))
             self._json(200, {"tokens": ids, "count": len(ids), "max_model_len": 2048})
         elif path == "/detokenize" and "tokenize" not in b.lacks:
             self._json(200, {"prompt": "".join(b.word(i) for i in body["tokens"])})
