@@ -164,3 +164,17 @@ def test_the_chat_parts_of_a_compiled_graph_keep_it_and_its_context_class(name):
     assert type(parts.context) is graph.context_schema
     given = graph.context_schema()
     assert messages.method_parts(graph, given).context is given
+
+
+@pytest.mark.parametrize("name", [n for n, m in METHODS.items() if m.build is not None])
+def test_every_builder_takes_a_checkpointer_and_compiles_its_graph_with_it(name):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    build = METHODS[name].build
+    assert "checkpointer" in inspect.signature(build).parameters, (
+        f"{name}'s builder takes no checkpointer: a run of it cannot be paused or resumed")
+    saver = InMemorySaver()
+    graph = build(checkpointer=saver)
+    assert graph.checkpointer is saver
+    inner = [g for _, g in graph.get_subgraphs(recurse=True)]
+    assert all(g.checkpointer in (None, True, saver) for g in inner), name
