@@ -3,6 +3,7 @@ and every option with a number for its default parses its value to a number of t
 default of 200 read back from the command line as "200" would be a string) (issue #38)."""
 
 import argparse
+import re
 
 import pytest
 
@@ -54,3 +55,41 @@ def test_a_numeric_default_s_option_parses_to_the_default_s_type(name, action):
     assert action.type is not None, f"{name} would give a string"
     parsed = action.type(str(action.default))
     assert type(parsed) is type(action.default) and parsed == action.default, name
+
+
+STATED = re.compile(r"\(default:? ([^;()]+?)(?:\)|;)")
+NUMBER = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
+
+
+def stated_defaults() -> list[tuple[str, str, str]]:
+    """(subcommand, option, stated default) of every hand-written option whose help states a
+    plain default: a number, or a lower-case word or comma-separated list (a context's flags
+    show their field's default, tests/test_cli_generated.py's)."""
+    out = []
+    for path, sub in PARSERS:
+        for action in sub._actions:
+            match = STATED.search(" ".join((action.help or "").split()))
+            if not match or not action.option_strings or action.default == argparse.SUPPRESS:
+                continue
+            said = match.group(1).strip()
+            if NUMBER.fullmatch(said) or re.fullmatch(r"[a-z][\w.,-]*", said) and (
+                    action.default is not None):
+                out.append((path, action.option_strings[-1], said))
+    return out
+
+
+def test_the_stated_defaults_are_found():
+    found = stated_defaults()
+    assert len(found) >= 9 and ("activerag eval", "--n", "20") in found, found
+    assert ("activerag eval", "--methods", "flare,single,none") in found
+
+
+@pytest.mark.parametrize(("path", "option", "said"), stated_defaults())
+def test_every_default_an_option_states_is_the_one_it_parses_to(path, option, said):
+    sub = dict(PARSERS)[path]
+    action = next(a for a in sub._actions if option in a.option_strings)
+    value = action.default
+    if NUMBER.fullmatch(said):
+        assert isinstance(value, (int, float)) and float(said) == value, (path, option, value)
+    else:
+        assert str(value) == said, (path, option, value)
