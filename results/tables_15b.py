@@ -114,6 +114,10 @@ def hotpot_table() -> list[str]:
             if r["id"] in done and r["method"] in methods]
     small = summarise_methods(kept, methods) if kept else {}
     n = large[methods[0]]["n"]
+    rows_15b = [r for name in parts for r in Run(RUNS / name).rows()
+                if r["id"] in done and r["method"] in methods]
+    with (OUT / "hotpotqa-after-flare-n100-15b.md").open("a") as table:
+        table.write("\n" + "\n".join(differences(rows_15b, methods)) + "\n")
     if n < 100 or unfinished:
         table = OUT / "hotpotqa-after-flare-n100-15b.md"
         waiting = "; ".join(f"{m}: {k} so far" for m, k in unfinished.items())
@@ -127,6 +131,22 @@ def hotpot_table() -> list[str]:
                          f"1.5B: the {n} of the same 100 questions every 1.5B run finished; "
                          "p against none)", rows, "f1")
             + side_by_side("... and EM", rows, "em"))
+
+
+def differences(rows: list[dict[str, Any]], methods: list[str]) -> list[str]:
+    """F1 of each method minus single's and FLARE's, paired on the same questions."""
+    from after_flare import paired
+
+    lines = ["F1 differences, paired by question (95% bootstrap interval; paired bootstrap p):",
+             "", "| method | against | F1 difference | p | n |", "|---|---|---|---|---|"]
+    for against in ("single", "flare"):
+        for m in methods:
+            d = paired(rows, m, against) if m not in (against, "none") else None
+            if d is not None:
+                lo, hi = d["ci"]
+                lines.append(f"| {m} | {against} | {d['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}] | "
+                             f"{d['p']:.3f} | {d['n']} |")
+    return lines
 
 
 def small_rows(name: str = "2wiki-after-flare-n200-scores.json") -> list[dict[str, Any]]:
