@@ -61,3 +61,19 @@ async def test_the_summary_rate_is_the_rows_retrieved_over_their_sentences(tmp_p
     assert summary["retrieval_rate"] == pytest.approx(0.5)
     assert summary["generated_per_kept_token"] == pytest.approx(
         row["generated_tokens"] / row["answer_tokens"])
+
+
+COUNTS = ("lm_calls", "prompt_tokens", "generated_tokens", "answer_tokens", "retrievals",
+          "retrieval_steps", "sentences", "retrieved_sentences")
+
+
+def test_a_run_that_reports_nothing_counts_nothing():
+    """A graph of the user's own may give only an answer: every count of its row is then 0,
+    every list empty, nothing made up."""
+    from activerag.evaluation.rows import row_of
+
+    row = row_of("mine", EXAMPLE, {}, 0.5)
+    assert {k: row[k] for k in COUNTS} == dict.fromkeys(COUNTS, 0)
+    assert row["answer"] == "" and row["retrieved_titles"] == [] and row["seconds"] == 0.5
+    assert row["em"] == 0 and row["f1"] == 0 and row["gold_title_recall"] == 0
+    assert not {"route", "confidence", "certified", "selected_spans"} & set(row)
