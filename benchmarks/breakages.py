@@ -49,10 +49,10 @@ BREAKAGES = [
              "    if isinstance(value, str | int | float):\n        return [str(value)]",
              "    if isinstance(value, str | int | float):\n        return list(str(value))",
              ("tests/test_datasets.py", "tests/test_eval_input_errors.py")),
-    Breakage("fit_documents_reserve", "nodes/replug_tokens.py",
+    Breakage("fit_documents_reserve", "nodes/replug/tokens.py",
              "    room = window - reserve\n", "    room = window\n",
              ("tests/test_replug_logic.py", "tests/test_replug_graph.py")),
-    Breakage("flare_replug_tokens_left", "nodes/flare_replug.py",
+    Breakage("flare_replug_tokens_left", "nodes/replug/flare_replug.py",
              "        budget = min(ctx.max_sentence_tokens,\n"
              '                     ctx.max_answer_tokens - state.get("answer_tokens", 0))',
              "        budget = min(ctx.max_sentence_tokens,\n"

@@ -15,10 +15,10 @@ import argparse
 import asyncio
 import time
 
-from activerag.context import ReplugContext
 from activerag.demo import load_demo_questions
 from activerag.evaluation.stats import bootstrap_ci
 from activerag.graphs.replug import build_replug_graph
+from activerag.nodes.replug.context import ReplugContext
 from activerag.settings import Settings
 
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from activerag.evaluation.bpb import summarise_bpb
 from activerag.lsr import LMSplit, check_held_out, halves
-from activerag.nodes.replug import ensemble_logprobs, weights_of
-from activerag.nodes.replug_logic import bits_per_byte
+from activerag.nodes.replug.logic import bits_per_byte
+from activerag.nodes.replug.steps import ensemble_logprobs, weights_of
 from activerag.serving.token_lm import VLLMTokens
 from activerag.settings import Settings
 from activerag.stores.corpus import Corpus

@@ -13,7 +13,7 @@ from dataclasses import MISSING, fields, replace
 from typing import Any
 
 from activerag.answers import AnswerRule
-from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
+from activerag.context import AppContext, FBRagContext, FlareContext, ServingContext
 from activerag.errors import ActiveRagError
 from activerag.method_record import Method
 from activerag.nodes.families import family_folders
@@ -21,8 +21,6 @@ from activerag.nodes.families import family_folders
 FAMILIES: dict[str, str] = {
     "FLARE": "Jiang et al. 2023: retrieve when the draft of the next sentence is unsure; with "
              "the paper's baselines (FlareContext)",
-    "REPLUG": "Shi et al. 2023: the retrieved documents' next-token distributions ensembled; "
-              "with its Table 3 baselines (ReplugContext; the baselines FlareContext)",
     "FB-RAG": "Chawla et al. 2025: a light LM's samples rank a long context's chunks, a strong "
               "LM reads the best; with its baselines (FBRagContext)",
     "app": "the adaptive app of the methods above (AppContext)",
@@ -30,7 +28,7 @@ FAMILIES: dict[str, str] = {
 """Each family in one line, in the order the methods are listed."""
 
 
-_F, _R = FlareContext, ReplugContext  # short names for the table below
+_F = FlareContext  # a short name for the table below
 _METHODS = [
     Method("none", "single:no_retrieval_graph", _F, {}, "FLARE", "never retrieves",
            "single:build_single_graph", build_args={"retrieval": False}),
@@ -63,28 +61,6 @@ _METHODS = [
            "retrieves when the LM writes `[Search(query)]`, with that query; "
            f'"[" gets +{_F.search_bias}, then is banned for {_F.search_ban_tokens} tokens '
            "(Appendix A)", "flare_instruct:build_instruct_graph"),
-    Method("flare_replug", "replug:flare_replug_graph", _F, {}, "REPLUG",
-           "FLARE's gate and queries; REPLUG's ensemble writes the regenerated sentence",
-           "replug:build_flare_replug_graph"),
-    # its ensemble is the run's (`--ensemble`), so that one flag picks any of the four
-    Method("replug", "replug:graph", _R, {}, "REPLUG",
-           f"k = {_R.k} documents ensembled by Eq. 2 as `ensemble` says (default "
-           f"`{_R.ensemble}`: each looking ahead {_R.lookahead} greedy tokens)",
-           "replug:build_replug_graph"),
-    Method("replug_token", "replug:graph", _R, {"ensemble": "token"}, "REPLUG",
-           "Eq. 2 as written: every document gives one token per position",
-           "replug:build_replug_graph"),
-    Method("replug_vote", "replug:graph", _R, {"ensemble": "vote"}, "REPLUG",
-           "the released code's answer-level vote over the documents' greedy answers",
-           "replug:build_replug_graph"),
-    Method("replug_rescore", "replug:graph", _R, {"ensemble": "rescore"}, "REPLUG",
-           "Eq. 2 applied exactly to the documents' answers, each echo-scored under every "
-           "document", "replug:build_replug_graph"),
-    Method("single_k1", "single:single_graph", _F, {"k": 1}, "REPLUG",
-           "REPLUG's Table 3 baseline: the top document alone", "single:build_single_graph"),
-    Method("single_k10", "single:single_graph", _F, {"k": 10}, "REPLUG",
-           "REPLUG's Table 3 baseline: k = 10 documents concatenated",
-           "single:build_single_graph"),
     Method("fb_rag", "fb_rag:graph", FBRagContext, {}, "FB-RAG",
            "Ours-F: the light LM's samples rank the chunks; the strong LM reads the best",
            "fb_rag:build_fb_rag_graph"),
@@ -120,11 +96,8 @@ _TOP20 = frozenset({"top_logprobs_20"})
 _FB = TEXT | {"tokenize"}
 FAMILY_NEEDS: dict[str, frozenset[str]] = {"FB-RAG": _FB}
 NEEDS: dict[str, frozenset[str]] = {
-    "none": TEXT, "single": TEXT, "single_k1": TEXT, "single_k10": TEXT,
+    "none": TEXT, "single": TEXT,
     "flare_instruct": LOGPROBS | {"tokenize", "logit_bias"},
-    "flare_replug": LOGPROBS | _TOKENS | _TOP20,
-    "replug": _TOKENS | _TOP20, "replug_token": _TOKENS | _TOP20,
-    "replug_vote": LOGPROBS | {"tokenize"}, "replug_rescore": TEXT | _TOKENS | {"echo"},
     "fb_rag": _FB | {"light.completions", "light.n"},
     "fb_rag_fb": _FB | {"light.completions", "light.n"},
 }
@@ -149,7 +122,8 @@ if len(METHODS) < len(_METHODS):
     _names = [m.name for m in _METHODS]
     raise TypeError(f"two registry rows share a name: "
                     f"{sorted({n for n in _names if _names.count(n) > 1})}; rename one")
-# The settings every family shares, carried from the run's FLARE context to REPLUG's.
+# The settings every family shares, carried from the run's FLARE context to one over
+# ServingContext alone (REPLUG's).
 _SERVING = [f.name for f in fields(ServingContext) if f.name != "k"]
 
 
@@ -179,16 +153,15 @@ def unknown_method_error(names: list[str]) -> ActiveRagError:
 
 
 def method(name: str, context: FlareContext, fb_context: FBRagContext | None = None,
-           replug_context: ReplugContext | None = None,
            contexts: Mapping[type, ServingContext] | None = None) -> tuple[Any, ServingContext]:
     """The graph of method NAME and its context, with the method's overrides applied: a
-    FLARE-context method gets CONTEXT; a REPLUG one REPLUG_CONTEXT, else a ReplugContext with
-    CONTEXT's endpoint, store and prompts; an FB-RAG one FB_CONTEXT (whose two endpoints are
-    its own), else FB-RAG's defaults over CONTEXT's store; the app an AppContext of CONTEXT's
-    fields (min_confidence too when CONTEXT is an AppContext) and FB_CONTEXT. A family whose
-    context extends FlareContext gets CONTEXTS[its class] (the CLI builds one per class from
-    its flags), else its class over the fields CONTEXT changed from FlareContext's defaults,
-    with its own defaults for the rest (DRAGIN's and ETC's k = 3)."""
+    FLARE-context method gets CONTEXT; an FB-RAG one FB_CONTEXT (whose two endpoints are its
+    own), else FB-RAG's defaults over CONTEXT's store; the app an AppContext of CONTEXT's fields
+    (min_confidence too when CONTEXT is an AppContext) and FB_CONTEXT. Any other family gets
+    CONTEXTS[its class] (the CLI builds one per class from its flags); else a family whose
+    context extends FlareContext its class over the fields CONTEXT changed from FlareContext's
+    defaults, with its own defaults for the rest (DRAGIN's and ETC's k = 3), and one over
+    ServingContext alone (REPLUG's) its class with CONTEXT's endpoint, store and prompts."""
     if name not in METHODS:
         raise unknown_method_error([name])
     record = METHODS[name]
@@ -206,11 +179,9 @@ def method(name: str, context: FlareContext, fb_context: FBRagContext | None = N
         given = {f.name: getattr(context, f.name) for f in fields(AppContext)
                  if f.name != "fb" and hasattr(context, f.name)}
         return graph, AppContext(**{**given, **overrides}, fb=fb_context)
-    if record.context is ReplugContext:
-        if replug_context is None:
-            replug_context = ReplugContext(**{f: getattr(context, f) for f in _SERVING})
-        return graph, replace(replug_context, **overrides)
-    return graph, replace(context, **overrides)
+    if record.context is FlareContext:
+        return graph, replace(context, **overrides)
+    return graph, record.context(**{f: getattr(context, f) for f in _SERVING}, **overrides)
 
 
 def markdown_table() -> str:

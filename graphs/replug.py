@@ -9,17 +9,20 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from activerag.context import ReplugContext
 from activerag.graphs.base import LM_RETRY, Compiled
 from activerag.graphs.flare import build_flare_graph
-from activerag.nodes import flare_replug, replug, replug_answers
 from activerag.nodes.base import Node
 from activerag.nodes.flare import FlareNode
 from activerag.nodes.parts import Parts
+from activerag.nodes.replug import answers as replug_answers
+from activerag.nodes.replug import flare_replug
+from activerag.nodes.replug import steps as replug
+from activerag.nodes.replug.context import ReplugContext
+from activerag.nodes.replug.state import ReplugOutput, ReplugState
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM
 from activerag.serving.token_lm import TokenLM
-from activerag.state import FlareInput, ReplugOutput, ReplugState
+from activerag.state import FlareInput
 
 ReplugGraph = CompiledStateGraph[ReplugState, ReplugContext, FlareInput, ReplugOutput]
 

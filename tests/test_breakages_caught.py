@@ -30,7 +30,7 @@ def test_replug_keeps_its_own_k_whatever_flares():
 
 
 async def test_fit_documents_leaves_the_answers_reserve():
-    from activerag.nodes.replug_tokens import fit_documents
+    from activerag.nodes.replug.tokens import fit_documents
 
     lm = ScriptedTokenLM({}, window=20)
     doc = Document(page_content=" ".join(f"w{i}" for i in range(10)), id="d")

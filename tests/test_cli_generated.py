@@ -18,11 +18,12 @@ from test_replug_graph import retriever as replug_retriever
 
 from activerag import cli
 from activerag.cli import flags, options
-from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext
+from activerag.context import AppContext, FBRagContext, FlareContext
 from activerag.graphs import registry
 from activerag.graphs.fb_rag import build_fb_rag_graph
 from activerag.graphs.replug import build_replug_graph
 from activerag.graphs.single import build_single_graph
+from activerag.nodes.replug.context import ReplugContext
 from activerag.sentences import SentenceSplitter
 from activerag.settings import Settings
 from activerag.testing.scripted import ScriptedLM, ScriptedSampler, WordTokens, ends

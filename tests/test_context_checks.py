@@ -6,9 +6,10 @@ from dataclasses import fields
 
 import pytest
 
-from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext
+from activerag.context import AppContext, FBRagContext, FlareContext
 from activerag.errors import ActiveRagError, SettingError
 from activerag.lsr.objective import LSRConfig
+from activerag.nodes.replug.context import ReplugContext
 
 CONTEXTS = (FlareContext, ReplugContext, FBRagContext, AppContext)
 

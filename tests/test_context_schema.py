@@ -4,13 +4,8 @@ from dataclasses import dataclass
 
 from pydantic import TypeAdapter
 
-from activerag.context import (
-    FBRagContext,
-    FlareContext,
-    ReplugContext,
-    ServingContext,
-    documented,
-)
+from activerag.context import FBRagContext, FlareContext, ServingContext, documented
+from activerag.nodes.replug.context import ReplugContext
 
 
 def _descriptions(cls: type) -> dict[str, str | None]:

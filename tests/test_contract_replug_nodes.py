@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from activerag.context import ReplugContext
 from activerag.graphs.replug import build_replug_graph
+from activerag.nodes.replug.context import ReplugContext
 from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store

@@ -6,10 +6,11 @@ import os
 
 import pytest
 
-from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext
+from activerag.context import AppContext, FBRagContext, FlareContext
 from activerag.errors import SettingError
 from activerag.graphs.flare import graph as flare_graph
 from activerag.nodes.app import fb_context
+from activerag.nodes.replug.context import ReplugContext
 
 ALLOWED = "http://127.0.0.1:8000, https://lm.internal/v1"
 LIGHT = "http://127.0.0.1:8000/v1"

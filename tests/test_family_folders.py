@@ -101,7 +101,7 @@ def test_the_shipped_family_folders_are_found_in_folder_order():
 
     found = family_folders.__wrapped__()  # not the cached tuple: this call runs the lookup
     assert [f.name for f in found] == ["Adaptive-RAG", "uncertainty gates", "IRCoT",
-                                       "uncertainty gates", "SeaKR-lite"]
+                                       "uncertainty gates", "REPLUG", "SeaKR-lite"]
     assert found == family_folders()
     assert folder_modules("triggers") == ["activerag.nodes.gated.triggers",
                                           "activerag.nodes.margin.triggers"]

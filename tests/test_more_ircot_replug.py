@@ -2,10 +2,10 @@
 closes the reply (and the client did not cut it there), and REPLUG streams each sentence as
 soon as the next one has begun."""
 
-from activerag.context import ReplugContext
 from activerag.graphs.ircot import build_ircot_graph
 from activerag.graphs.replug import build_replug_graph
 from activerag.nodes.ircot.context import IRCoTContext
+from activerag.nodes.replug.context import ReplugContext
 from activerag.sentences import SentenceSplitter
 from activerag.testing.retriever import memory_retriever
 from activerag.testing.scripted import ScriptedLM, ends

@@ -9,8 +9,9 @@ from fake_backends import REPLY, Backend, backend
 
 from activerag import cli
 from activerag.cli.abilities import check_needs, needs_of, runnable
-from activerag.context import FlareContext, ReplugContext
+from activerag.context import FlareContext
 from activerag.graphs import registry
+from activerag.nodes.replug.context import ReplugContext
 from activerag.serving.lm import VLLMClient
 from activerag.serving.probe import PROMPT, Abilities
 from activerag.testing import memory_retriever

@@ -13,19 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext
+from activerag.context import AppContext, FBRagContext, FlareContext
 from activerag.graphs.registry import FAMILIES, METHODS, markdown_table, method
+from activerag.nodes.replug.context import ReplugContext
 
 ROOT = Path(__file__).resolve().parents[1]
-F, R, FB, A = FlareContext, ReplugContext, FBRagContext, AppContext
+F, FB, A = FlareContext, FBRagContext, AppContext
 PINNED = {
     "none": (F, {}), "single": (F, {}), "previous_window": (F, {}),
     "previous_sentence": (F, {}), "next_sentence": (F, {}), "self_ask": (F, {}),
     "flare": (F, {}), "flare_explicit": (F, {"query_formulation": "explicit"}),
     "flare_combined": (F, {"combine_retrieval": True}), "flare_instruct": (F, {}),
-    "flare_replug": (F, {}), "single_k1": (F, {"k": 1}), "single_k10": (F, {"k": 10}),
-    "replug": (R, {}), "replug_token": (R, {"ensemble": "token"}),
-    "replug_vote": (R, {"ensemble": "vote"}), "replug_rescore": (R, {"ensemble": "rescore"}),
     "fb_rag": (FB, {}), "fb_rag_fb": (FB, {"eta_b": 0.5, "eta_f": 0.5}),
     "long_context": (FB, {}), "vanilla_rag": (FB, {}), "op_rag": (FB, {}),
     "self_route": (FB, {}), "app": (A, {}),
@@ -83,9 +81,10 @@ def test_method_gives_each_method_the_context_it_always_had(name):
 
 def test_a_replug_context_given_is_the_replug_methods_and_an_app_context_the_apps():
     own = ReplugContext(k=4, tau=0.5, ensemble="token")
-    assert method("replug", RUN, replug_context=own)[1] == own
-    assert method("replug_vote", RUN, replug_context=own)[1] == replace(own, ensemble="vote")
-    assert method("flare", RUN, replug_context=own)[1] == RUN
+    given = {ReplugContext: own}
+    assert method("replug", RUN, contexts=given)[1] == own
+    assert method("replug_vote", RUN, contexts=given)[1] == replace(own, ensemble="vote")
+    assert method("flare", RUN, contexts=given)[1] == RUN
     app = AppContext(min_confidence=0.3, theta=0.5)
     ctx = method("app", app)[1]
     assert type(ctx) is AppContext and ctx.min_confidence == 0.3 and ctx.theta == 0.5

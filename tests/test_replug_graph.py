@@ -6,9 +6,10 @@ import pytest
 from fakeserver import QuietHandler, serving
 from langgraph.checkpoint.memory import InMemorySaver
 
-from activerag.context import ReplugContext
+from activerag.context import FlareContext
 from activerag.graphs.replug import build_replug_graph
-from activerag.nodes.replug import weights_of
+from activerag.nodes.replug.context import ReplugContext
+from activerag.nodes.replug.steps import weights_of
 from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
@@ -395,3 +396,33 @@ async def test_rescore_scores_only_answers_and_each_under_every_document():
     assert dict(out["trace"][0]["candidates"]) == pytest.approx(
         {"Ulm": math.log(w[2] * 0.9 + (w[0] + w[1]) * 1e-9)})
     assert out["lm_calls"] == 3 + 3
+
+
+REPLUG_ROWS = {
+    "flare_replug": (FlareContext, {}), "single_k1": (FlareContext, {"k": 1}),
+    "single_k10": (FlareContext, {"k": 10}), "replug": (ReplugContext, {}),
+    "replug_token": (ReplugContext, {"ensemble": "token"}),
+    "replug_vote": (ReplugContext, {"ensemble": "vote"}),
+    "replug_rescore": (ReplugContext, {"ensemble": "rescore"}),
+}
+"""REPLUG's rows (nodes/replug/methods.py): each one's context class and fixed settings."""
+
+
+def test_replug_s_rows_keep_their_context_class_and_settings():
+    from activerag.graphs.registry import METHODS
+
+    assert {n for n, m in METHODS.items() if m.family == "REPLUG"} == set(REPLUG_ROWS)
+    for name, (cls, overrides) in REPLUG_ROWS.items():
+        assert (METHODS[name].context, METHODS[name].overrides) == (cls, overrides), name
+
+
+def test_a_replug_method_without_its_own_context_takes_the_run_s_endpoint_store_and_prompts():
+    from activerag.graphs.registry import method
+
+    run = FlareContext(k=3, base_url="http://127.0.0.1:9/v1", store_dir="/corpus",
+                       prompt_set="none", max_answer_tokens=50)
+    _, ctx = method("replug_vote", run)
+    assert type(ctx) is ReplugContext and ctx.ensemble == "vote"
+    assert (ctx.base_url, ctx.store_dir, ctx.prompt_set, ctx.max_answer_tokens) == (
+        run.base_url, run.store_dir, run.prompt_set, run.max_answer_tokens)
+    assert ctx.k == ReplugContext.k  # k is each family's own

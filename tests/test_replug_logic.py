@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from activerag.nodes.replug_logic import (
+from activerag.nodes.replug.logic import (
     bits_per_byte,
     choose,
     doc_weights,
@@ -106,7 +106,7 @@ def test_bits_per_byte():
 
 
 def test_a_round_decides_until_a_document_disagrees():
-    from activerag.nodes.replug_logic import decide_round
+    from activerag.nodes.replug.logic import decide_round
 
     a = [(1, {1: L(0.9), 2: L(0.05)}), (5, {5: L(0.9), 6: L(0.05)}), (7, {7: L(0.9)})]
     b = [(1, {1: L(0.8), 2: L(0.1)}), (6, {6: L(0.6), 5: L(0.3)}), (8, {8: L(0.9)})]
@@ -121,7 +121,7 @@ def test_a_round_decides_until_a_document_disagrees():
 
 
 def test_a_round_stops_where_a_look_ahead_ends():
-    from activerag.nodes.replug_logic import decide_round
+    from activerag.nodes.replug.logic import decide_round
 
     a = [(1, {1: L(0.9)}), (2, {2: L(0.9)})]
     b = [(1, {1: L(0.9)})]
@@ -135,7 +135,7 @@ def test_a_round_stops_where_a_look_ahead_ends():
 
 
 def test_document_keep_cuts_only_what_overflows_and_refuses_what_cannot_fit():
-    from activerag.nodes.replug_logic import document_keep
+    from activerag.nodes.replug.logic import document_keep
 
     assert document_keep(90, 50, window=100, reserve=10) is None
     assert document_keep(91, 50, window=100, reserve=10) == 49
@@ -157,7 +157,7 @@ def test_an_output_with_no_answer_is_no_candidate():
 
 
 def test_vote_scores_and_the_best_of_them():
-    from activerag.nodes.replug_logic import best_answer, vote_scores
+    from activerag.nodes.replug.logic import best_answer, vote_scores
 
     scores = vote_scores(["Paris", "", "paris.", "Lyon"], [0.3, 0.2, 0.3, 0.2],
                          [L(0.5), L(0.9), L(0.5), L(0.9)])
@@ -170,7 +170,7 @@ def test_vote_scores_and_the_best_of_them():
 
 
 def test_top_weighted_is_the_first_of_the_highest():
-    from activerag.nodes.replug_logic import top_weighted
+    from activerag.nodes.replug.logic import top_weighted
 
     assert top_weighted([0.2, 0.5, 0.3]) == 1
     assert top_weighted([0.4, 0.2, 0.4]) == 0
@@ -180,7 +180,7 @@ def test_top_weighted_is_the_first_of_the_highest():
 
 
 def test_each_token_adds_what_the_decoded_prefix_grew_by():
-    from activerag.nodes.replug_logic import emitted_texts
+    from activerag.nodes.replug.logic import emitted_texts
 
     # "Dvořák": "ř" is 2 bytes over 2 tokens; a prefix that ends inside it decodes to U+FFFD
     decoded = ["So", "So Dvo", "So Dvo\ufffd", "So Dvoř", "So Dvořák."]

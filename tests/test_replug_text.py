@@ -7,8 +7,9 @@ import re
 import pytest
 from test_replug_graph import ByDocument, retriever, weights
 
-from activerag.context import FlareContext, ReplugContext
+from activerag.context import FlareContext
 from activerag.graphs.replug import build_flare_replug_graph, build_replug_graph
+from activerag.nodes.replug.context import ReplugContext
 from activerag.sentences import SentenceSplitter
 from activerag.testing.scripted import ScriptedLM, ends
 from activerag.testing.scripted_tokens import EOS, Belief, ScriptedTokenLM

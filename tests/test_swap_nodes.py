@@ -8,9 +8,9 @@ from test_fb_rag_graph import CONTEXT, RATIONALE, context
 from test_fb_rag_graph import QUESTION as FB_QUESTION
 from test_replug_graph import QUESTION, ByDocument, retriever, weights
 
-from activerag.context import ReplugContext
 from activerag.graphs.fb_rag import build_fb_rag_graph
 from activerag.graphs.replug import build_replug_graph
+from activerag.nodes.replug.context import ReplugContext
 from activerag.sentences import SentenceSplitter
 from activerag.testing.scripted import ScriptedLM, ScriptedSampler, WordTokens, ends
 from activerag.testing.scripted_tokens import ScriptedTokenLM

@@ -11,13 +11,14 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from test_server_start import free_port, stand_ins
 from test_server_start import stand_in_vllm as vllm_stand_in  # noqa: F401 (the fixture)
 
-from activerag.context import FlareContext, ReplugContext
+from activerag.context import FlareContext
 from activerag.graphs import agent as agent_module
 from activerag.graphs.agent import build_agent, method_tools
 from activerag.graphs.flare import build_flare_graph
 from activerag.graphs.replug import build_replug_graph
 from activerag.graphs.tools import as_tool
 from activerag.nodes.messages_logic import tool_choice_for
+from activerag.nodes.replug.context import ReplugContext
 from activerag.sentences import SentenceSplitter
 from activerag.serving import server
 from activerag.serving.server import TOOL_CALL_ARGS, vllm_command

@@ -30,8 +30,8 @@ def needs_of(name: str, ctx: Any) -> dict[str, frozenset[str]]:
     more top logprobs when the run's trigger or gate reads them (the entropy triggers: 20) and
     REPLUG's own top_logprobs in place of 20."""
     from activerag.cli.endpoints import family
-    from activerag.context import ReplugContext
     from activerag.graphs.registry import METHODS
+    from activerag.nodes.replug.context import ReplugContext
     from activerag.nodes.triggers import top_logprobs_for
 
     kind = family(name)

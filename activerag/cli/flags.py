@@ -19,8 +19,9 @@ from dataclasses import dataclass, fields
 from types import NoneType, UnionType
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
+from activerag.context import AppContext, FBRagContext, FlareContext, ServingContext
 from activerag.nodes.families import family_folders
+from activerag.nodes.replug.context import ReplugContext
 
 SERVING, FLARE, REPLUG, FB_RAG, APP = "LM, store and prompts", "FLARE", "REPLUG", "FB-RAG", "app"
 GROUPS = {

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from activerag.cli.flags import FLAGS, Flag, given
-from activerag.context import AppContext, FBRagContext, FlareContext, ReplugContext, ServingContext
+from activerag.context import AppContext, FBRagContext, FlareContext, ServingContext
 from activerag.errors import ActiveRagError
 from activerag.settings import Settings
 
@@ -74,12 +74,11 @@ def method_runs(args: argparse.Namespace, settings: Settings,
     classes = {METHODS[name].context for name in names}
     flare = flare_context(args, settings)
     fb = context(FBRagContext, args, settings) if classes & {FBRagContext, AppContext} else None
-    replug = context(ReplugContext, args, settings) if ReplugContext in classes else None
     app = context(AppContext, args, settings) if AppContext in classes else flare
     own = {cls: context(cls, args, settings) for cls in classes
-           if cls not in (FlareContext, AppContext, FBRagContext, ReplugContext)}
-    return {name: method(name, app if METHODS[name].context is AppContext else flare, fb,
-                         replug, own) for name in names}
+           if cls not in (FlareContext, AppContext, FBRagContext)}
+    return {name: method(name, app if METHODS[name].context is AppContext else flare, fb, own)
+            for name in names}
 
 
 def check_methods(args: argparse.Namespace) -> list[str]:

@@ -12,12 +12,13 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from pydantic import ValidationError
 
-from activerag.context import FlareContext, ReplugContext
+from activerag.context import FlareContext
 from activerag.demo import DEMO_CORPUS, load_demo_questions
 from activerag.graphs.agent import build_agent, method_tools
 from activerag.graphs.messages import for_messages
 from activerag.graphs.tools import as_tool
 from activerag.nodes.chat import chat_model
+from activerag.nodes.replug.context import ReplugContext
 from activerag.serving.catalogue import FAST_MODEL
 from activerag.serving.server import TOOL_CALL_ARGS
 from activerag.testing import processes

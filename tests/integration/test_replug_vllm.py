@@ -4,10 +4,10 @@
 import pytest
 
 from activerag.answers import extract_answer, normalize
-from activerag.context import ReplugContext
 from activerag.demo import load_demo_questions
 from activerag.graphs.replug import build_replug_graph
-from activerag.nodes.replug_logic import choose
+from activerag.nodes.replug.context import ReplugContext
+from activerag.nodes.replug.logic import choose
 from activerag.serving.token_lm import VLLMTokens
 from activerag.settings import Settings
 
@@ -57,7 +57,7 @@ async def test_certified_steps_agree_with_the_full_vocabulary_mixture(vllm_url, 
     from langgraph.runtime import Runtime
 
     from activerag.nodes.parts import Parts
-    from activerag.nodes.replug import make_retrieve
+    from activerag.nodes.replug.steps import make_retrieve
 
     # the documents, weights and prompts the graph uses, made by its own node
     setup = await make_retrieve(Parts())({"question": QUESTIONS[24]}, Runtime(context=ctx))

@@ -13,7 +13,7 @@ from langchain_core.documents import Document
 
 from activerag.errors import PromptTooLong
 from activerag.nodes.prompts import ANSWER_STOPS
-from activerag.nodes.replug_logic import Decided, decide_round, document_keep, emitted_texts
+from activerag.nodes.replug.logic import Decided, decide_round, document_keep, emitted_texts
 from activerag.serving.token_lm import Steps, TokenLM, context_window_of, cut_to_fit
 
 # How the tokenizers of the served models write their special tokens (end of sequence or of a

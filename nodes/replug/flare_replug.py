@@ -15,8 +15,8 @@ from activerag.nodes.base import Update
 from activerag.nodes.flare import make_generate, prompt_documents, shots, unit_update
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import answer_prompt
-from activerag.nodes.replug import weights_of
-from activerag.nodes.replug_tokens import decide, fit_documents, proposal, stop_at
+from activerag.nodes.replug.steps import weights_of
+from activerag.nodes.replug.tokens import decide, fit_documents, proposal, stop_at
 from activerag.serving.lm import Generation, Token
 from activerag.state import FlareState
 

@@ -12,18 +12,18 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from activerag.answers import extract_answer, normalize
-from activerag.context import ReplugContext
 from activerag.nodes.base import Update, lm_cost
 from activerag.nodes.flare import AnswerCut, shots
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import ANSWER_STOPS, answer_prompt
-from activerag.nodes.replug import ensemble_logprobs
-from activerag.nodes.replug_logic import (
+from activerag.nodes.replug.context import ReplugContext
+from activerag.nodes.replug.logic import (
     best_answer,
     top_weighted,
     vote_scores,
 )
-from activerag.state import ReplugState, ReplugTrace
+from activerag.nodes.replug.state import ReplugState, ReplugTrace
+from activerag.nodes.replug.steps import ensemble_logprobs
 
 
 def make_answer_alone(parts: Parts) -> Any:

@@ -14,21 +14,21 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send
 
-from activerag.context import ReplugContext
 from activerag.errors import ActiveRagError
 from activerag.nodes.base import Update, fresh_run
 from activerag.nodes.flare import shots
 from activerag.nodes.flare_logic import answer_end
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import answer_prompt
-from activerag.nodes.replug_logic import (
+from activerag.nodes.replug.context import ReplugContext
+from activerag.nodes.replug.logic import (
     doc_weights,
     mixture_logprob,
 )
-from activerag.nodes.replug_tokens import decide, fit_documents, proposal, stop_at
+from activerag.nodes.replug.state import ReplugState, ReplugTrace
+from activerag.nodes.replug.tokens import decide, fit_documents, proposal, stop_at
 from activerag.nodes.studio_logic import add_sources
 from activerag.serving.token_lm import TokenLM
-from activerag.state import ReplugState, ReplugTrace
 
 log = logging.getLogger(__name__)
 
