@@ -85,13 +85,17 @@ class Method:
 class FlagGroup:
     """One group of a family's CLI flags: its flags are the first context's own fields (those
     its parent context lacks), and every context of it also joins each group that sets one of
-    its base classes (a GateContext subclass takes the LM, FLARE and gate flags)."""
+    its base classes (a GateContext subclass takes the LM, FLARE and gate flags; a context over
+    ServingContext alone, REPLUG's, the one LM, store and prompts flags)."""
 
     name: str
     line: str
     """The group's line in the help ("MarginContext: gate_margin (...)")."""
     contexts: tuple[type[ServingContext], ...]
     """The context classes its flags set."""
+    renamed: tuple[tuple[str, str], ...] = ()
+    """(field, option) of the fields its parent has that the family sets with a flag of its
+    own, for a default of its own: REPLUG's k is --replug-k, beside FLARE's --k."""
 
 
 @dataclass(frozen=True)

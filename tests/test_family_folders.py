@@ -105,3 +105,21 @@ def test_the_shipped_family_folders_are_found_in_folder_order():
     assert found == family_folders()
     assert folder_modules("triggers") == ["activerag.nodes.gated.triggers",
                                           "activerag.nodes.margin.triggers"]
+
+
+def test_no_shipped_module_of_the_cli_or_the_registry_names_a_folder_family_s_context():
+    """A family in a folder is added there alone: the flag code, the CLI's parser and context
+    building, and the registry find its context through its FAMILY, never by name."""
+    from activerag.context import AppContext, FBRagContext, FlareContext, ServingContext
+    from activerag.nodes.families import family_folders
+
+    shipped = {AppContext, FBRagContext, FlareContext, ServingContext}
+    names = {c.__name__ for f in family_folders() for m in f.methods for c in (m.context,)
+             if c not in shipped}
+    names |= {c.__name__ for f in family_folders() for g in f.groups for c in g.contexts}
+    assert {"ReplugContext", "SeakrContext", "GateContext"} <= names
+    root = Path(__file__).resolve().parents[1]
+    for rel in ("activerag/cli/flags.py", "activerag/cli/__init__.py", "activerag/cli/options.py",
+                "activerag/cli/abilities.py", "graphs/registry.py"):
+        text = (root / rel).read_text()
+        assert not {n for n in names if n in text}, rel

@@ -12,7 +12,6 @@ from activerag.cli.flags import (
     FB_RAG,
     FLARE,
     FOLDER_GROUPS,
-    REPLUG,
     SERVING,
     add_flags,
 )
@@ -25,7 +24,7 @@ from activerag.serving.catalogue import CATALOGUE, DEFAULT_MODEL
 from activerag.serving.server import DEFAULT_MAX_MODEL_LEN
 from activerag.settings import Settings
 
-RUN_GROUPS = [SERVING, FLARE, REPLUG, FB_RAG, APP]
+RUN_GROUPS = [SERVING, FLARE, FB_RAG, APP]
 """The flag groups of `ask` and `eval`, which run methods of every family (`sweep` runs FLARE's
 and the app over FLARE's settings)."""
 RUN_GROUPS += FOLDER_GROUPS

@@ -28,10 +28,9 @@ def probe_cached(url: str, model: str | None = None) -> Abilities:
 def needs_of(name: str, ctx: Any) -> dict[str, frozenset[str]]:
     """What method NAME needs of each server under CTX, by base URL: its record's needs, with
     more top logprobs when the run's trigger or gate reads them (the entropy triggers: 20) and
-    REPLUG's own top_logprobs in place of 20."""
+    a context's own top_logprobs (REPLUG's) in place of 20."""
     from activerag.cli.endpoints import family
     from activerag.graphs.registry import METHODS
-    from activerag.nodes.replug.context import ReplugContext
     from activerag.nodes.triggers import top_logprobs_for
 
     kind = family(name)
@@ -41,8 +40,9 @@ def needs_of(name: str, ctx: Any) -> dict[str, frozenset[str]]:
     top = top_logprobs_for(ctx)
     if top > 1:
         needs |= {"logprobs", f"top_logprobs_{top}"}
-    if isinstance(ctx, ReplugContext) and "top_logprobs_20" in needs:
-        needs = (needs - {"top_logprobs_20"}) | {f"top_logprobs_{ctx.top_logprobs}"}
+    asked = getattr(ctx, "top_logprobs", None)
+    if isinstance(asked, int) and "top_logprobs_20" in needs:
+        needs = (needs - {"top_logprobs_20"}) | {f"top_logprobs_{asked}"}
     own = frozenset(n for n in needs if not n.startswith(LIGHT))
     light = frozenset(n.removeprefix(LIGHT) for n in needs if n.startswith(LIGHT))
     out = {ctx.base_url: own}

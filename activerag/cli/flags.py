@@ -1,8 +1,8 @@
 """The run flags of `ask`, `eval` and `sweep`, made from the fields of the method contexts: a
 flag per field, with the field's own description, type and default.
 
-The scheme: the settings of the one LM, the store and the prompts that FLARE, REPLUG and the
-app share are one flag each (`--base-url`, `--store`, ...); every other field is
+The scheme: the settings of the one LM, the store and the prompts that every family but
+FB-RAG shares are one flag each (`--base-url`, `--store`, ...); every other field is
 `--field-name` in its family's group, with a family prefix only where two families have the
 field with different defaults (`--k` FLARE's, `--replug-k`, `--fb-k`) and FB-RAG's two LMs
 named by role (`--strong-url`, `--light-url`, ...). A flag that is not given leaves the
@@ -21,15 +21,13 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from activerag.context import AppContext, FBRagContext, FlareContext, ServingContext
 from activerag.nodes.families import family_folders
-from activerag.nodes.replug.context import ReplugContext
 
-SERVING, FLARE, REPLUG, FB_RAG, APP = "LM, store and prompts", "FLARE", "REPLUG", "FB-RAG", "app"
+SERVING, FLARE, FB_RAG, APP = "LM, store and prompts", "FLARE", "FB-RAG", "app"
 GROUPS = {
-    SERVING: "FLARE's, REPLUG's and the app's one LM, the corpus and the exemplars "
-             "(--store is FB-RAG's corpus too)",
+    SERVING: "the one LM, the corpus and the exemplars of every family but FB-RAG (--store "
+             "is FB-RAG's corpus too)",
     FLARE: "FlareContext: the FLARE family's methods, flare_replug, single_k1/single_k10, and "
            "the app's single-time and FLARE steps",
-    REPLUG: "ReplugContext: replug, replug_token, replug_vote, replug_rescore",
     FB_RAG: "FBRagContext: fb_rag, fb_rag_fb, long_context, vanilla_rag, op_rag, self_route, "
             "and the app's route for a question with --context-file",
     APP: "AppContext: --method app only (the app's other settings are the FLARE and FB-RAG "
@@ -37,26 +35,29 @@ GROUPS = {
 }
 """Each group of flags: the context it sets and the methods that read it."""
 FAMILY_CONTEXTS: dict[str, tuple[type[ServingContext], ...]] = {
-    SERVING: (FlareContext, ReplugContext, AppContext), FLARE: (FlareContext, AppContext),
-    REPLUG: (ReplugContext,), FB_RAG: (FBRagContext,), APP: (AppContext,)}
+    SERVING: (FlareContext, AppContext), FLARE: (FlareContext, AppContext),
+    FB_RAG: (FBRagContext,), APP: (AppContext,)}
 """The contexts each group's flags set."""
 FOLDERS = family_folders()
 FOLDER_GROUPS = [g.name for f in FOLDERS for g in f.groups]
 """The groups of the families in a folder of their own (nodes/<family>/methods.py): each
 group's flags are its first context's own fields, and each of its contexts also joins every
-group that sets one of its base classes (a GateContext subclass takes the LM, FLARE and gate
-flags)."""
+group that sets one of its base classes (a context over the gates' takes the LM, FLARE and gate
+flags; REPLUG's context, over ServingContext alone, the LM, store and prompts flags)."""
+FOLDER_RENAMED = {(g.contexts[0], field): option for f in FOLDERS for g in f.groups
+                  for field, option in g.renamed}
+"""The folder groups' flags of their own for fields their parent context has (--replug-k)."""
 for _group_of_folder in (g for f in FOLDERS for g in f.groups):
     GROUPS[_group_of_folder.name] = _group_of_folder.line
     for _group, _held in FAMILY_CONTEXTS.items():
+        _bases = (ServingContext,) if _group == SERVING else _held
         FAMILY_CONTEXTS[_group] += tuple(
             c for c in _group_of_folder.contexts
-            if c not in _held and any(issubclass(c, h) for h in _held))
+            if c not in _held and any(issubclass(c, h) for h in _bases))
     FAMILY_CONTEXTS[_group_of_folder.name] = _group_of_folder.contexts
 OPTIONS: dict[tuple[type[ServingContext], str], str] = {
     (FlareContext, "store_dir"): "--store", (FlareContext, "prompt_set"): "--prompts",
     (FlareContext, "query_formulation"): "--query", (FlareContext, "window_tokens"): "--window",
-    (ReplugContext, "k"): "--replug-k",
     (FBRagContext, "base_url"): "--strong-url", (FBRagContext, "model"): "--strong-model",
     (FBRagContext, "prompt_format"): "--strong-format",
     (FBRagContext, "light_base_url"): "--light-url",
@@ -67,6 +68,7 @@ OPTIONS: dict[tuple[type[ServingContext], str], str] = {
 }
 """The flags not spelled --field-name (by the first context of their group): short names the
 docs already use, and the family prefixes."""
+OPTIONS.update(FOLDER_RENAMED)
 ONE_CORPUS = "store_dir"
 """The corpus folder: one flag, --store, for every family (FB-RAG retrieves from it too)."""
 UNREAD = {(FBRagContext, "prompt_set"), (FBRagContext, "exemplar_retrieval")}
@@ -139,18 +141,18 @@ def _group_fields(group: str) -> list[str]:
         return shared
     if group == FLARE:
         return [f.name for f in fields(FlareContext) if f.name not in shared]
-    if group == REPLUG:
-        return [f.name for f in fields(ReplugContext) if f.name not in shared]
     if group == APP:
         return [f.name for f in fields(AppContext) if f.name not in
                 {g.name for g in fields(FlareContext)} and not _composite(AppContext, f.name)]
     if group == FB_RAG:
         return [f.name for f in fields(FBRagContext) if (FBRagContext, f.name) not in UNREAD]
-    # a family over another's context (Adaptive-RAG, SeaKR-lite, IRCoT, the gates, ETC,
-    # DRAGIN-lite, a family folder's): the fields its context adds to its parent's
+    # a family over another's context (REPLUG, Adaptive-RAG, SeaKR-lite, IRCoT, the gates,
+    # ETC, DRAGIN-lite, a family folder's): the fields its context adds to its parent's, and
+    # those it sets with a flag of its own
     own = FAMILY_CONTEXTS[group][0]
     parent = next(c for c in own.__mro__[1:] if dataclasses.is_dataclass(c))
-    return [f.name for f in fields(own) if f.name not in {g.name for g in fields(parent)}]
+    return [f.name for f in fields(own) if f.name not in {g.name for g in fields(parent)}
+            or (own, f.name) in FOLDER_RENAMED]
 
 
 def _composite(cls: type, name: str) -> bool:

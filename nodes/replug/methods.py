@@ -1,10 +1,10 @@
-"""REPLUG's registry rows, with its Table 3 baselines (read by graphs/registry.py and the CLI;
-no graph is imported here)."""
+"""REPLUG's registry rows, with its Table 3 baselines, and its CLI flag group (read by
+graphs/registry.py and the CLI; no graph is imported here)."""
 
 from __future__ import annotations
 
 from activerag.context import FlareContext
-from activerag.method_record import Family, Method
+from activerag.method_record import Family, FlagGroup, Method
 from activerag.nodes.replug.context import ReplugContext
 
 TEXT = frozenset({"completions", "stream"})
@@ -42,4 +42,6 @@ FAMILY = Family(
                "REPLUG's Table 3 baseline: k = 10 documents concatenated",
                "single:build_single_graph", needs=TEXT),
     ),
+    groups=(FlagGroup("REPLUG", "ReplugContext: replug, replug_token, replug_vote, "
+                      "replug_rescore", (ReplugContext,), renamed=(("k", "--replug-k"),)),),
 )
