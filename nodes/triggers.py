@@ -29,7 +29,6 @@ from activerag.context import FlareContext
 from activerag.errors import NoLogprobs, UnknownTrigger
 from activerag.nodes.base import Update, node_name
 from activerag.nodes.flare_logic import should_retrieve
-from activerag.nodes.gated import logic as gate_logic
 from activerag.state import FlareState
 
 Tokens = Sequence[tuple[str, float, int]]
@@ -249,10 +248,11 @@ always_fire = fixed_gate(always, "always_fire")
 
 
 # --- Uncertainty estimators (Moskvoretskii et al. 2025) ---------------------------------------
-# Their arithmetic is nodes/gated/logic.py's. An estimator gives a value of a whole answer (the
-# gated graph, graphs/gated.py, compares it with its threshold) and, over its tokens, is also a
-# trigger of the look-ahead graphs. ETC and DRAGIN-lite, which fire at a word of the draft, are
-# nodes/gated/triggers.py's, registered here below.
+# An estimator gives a value of a whole answer (the gated graph, graphs/gated.py, compares it
+# with its threshold) and, over its tokens, is also a trigger of the look-ahead graphs. The
+# shipped ones are the families' own (nodes/gated/triggers.py: the entropies, perplexity,
+# Lex-Similarity; nodes/margin/triggers.py: the margin), registered with register_estimator
+# when a name is first asked for.
 
 Estimate = Callable[[Tokens, FlareState, Any], float | None]
 """An estimate of an answer from its tokens, the state and the run's context (None: no value)."""
@@ -273,6 +273,13 @@ class Estimator:
     top_logprobs: int = 1
     """Top logprobs per token it reads."""
 
+    def fires(self, value: float | None, threshold: float) -> bool:
+        """Whether VALUE calls for retrieval: above THRESHOLD (`above`) or below it; an answer
+        with no tokens (VALUE None) has nothing to be sure of, so it always does."""
+        if value is None:
+            return True
+        return value > threshold if self.above else value < threshold
+
 
 ESTIMATORS: dict[str, Estimator] = {}
 
@@ -285,12 +292,11 @@ def register_estimator(name: str, threshold: float, *, top_logprobs: int = 1,
     gate_threshold when that names it, else THRESHOLD)."""
 
     def add(fn: Estimate) -> Estimate:
-        ESTIMATORS[name] = Estimator(fn, threshold, above, samples, top_logprobs)
+        estimator = ESTIMATORS[name] = Estimator(fn, threshold, above, samples, top_logprobs)
         trigger_names.declare_estimator(name, top_logprobs, trigger=not samples)
         if not samples:
             def fire(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
-                return gate_logic.beyond(fn(tokens, state, ctx), estimator_threshold(ctx, name),
-                                         above)
+                return estimator.fires(fn(tokens, state, ctx), estimator_threshold(ctx, name))
 
             fire.__name__ = fire.__qualname__ = f"{name}_trigger"
             register(name, top_logprobs)(fire)
@@ -302,7 +308,7 @@ def register_estimator(name: str, threshold: float, *, top_logprobs: int = 1,
                 return {"measure": f"the {name} estimate (fires "
                                    f"{'above' if above else 'below'} the threshold)",
                         "value": value, "threshold": threshold,
-                        "fire": gate_logic.beyond(value, threshold, above)}
+                        "fire": estimator.fires(value, threshold)}
         return fn
 
     return add
@@ -321,53 +327,3 @@ def estimator_threshold(ctx: object, name: str) -> float:
     if given is not None and getattr(ctx, "estimator", None) == name:
         return float(given)
     return estimator_named(name).threshold
-
-
-def token_entropies(tokens: Tokens, state: FlareState, who: str) -> list[float]:
-    """Each token's entropy in nats over its top-20 alternatives, the mass they leave out one
-    more outcome (`entropy`); a position that came without alternatives counts its own token
-    alone. NoLogprobs, naming WHO, when the tokens came without any."""
-    tops = list(state.get("step", {}).get("tops") or [])
-    if tokens and len(tops) != len(tokens):
-        raise NoLogprobs(f"{who} reads each token's top-20 logprobs and the text came without "
-                         "them; it needs the vLLM client, which asks for them when it is the "
-                         "run's trigger or estimator")
-    return [entropy(top) if top else entropy((math.log(max(p, 1e-12)),))
-            for (_, p, _), top in zip(tokens, tops, strict=True)]
-
-
-# Thresholds fixed before any run: each estimator's median over 40 2Wiki training questions
-# answered by the default model without documents (docs/gates.md, "The thresholds";
-# results/gate_thresholds.json), rounded to three decimals.
-@register_estimator("entropy_mean", 0.391, top_logprobs=20)
-def entropy_mean(tokens: Tokens, state: FlareState, ctx: object = None) -> float | None:
-    """Mean token entropy (nats) of the answer."""
-    if not tokens:
-        return None
-    return gate_logic.mean_entropy(token_entropies(tokens, state, "the entropy_mean estimator"))
-
-
-@register_estimator("entropy_max", 2.080, top_logprobs=20)
-def entropy_max(tokens: Tokens, state: FlareState, ctx: object = None) -> float | None:
-    """Max token entropy (nats) of the answer."""
-    if not tokens:
-        return None
-    return gate_logic.max_entropy(token_entropies(tokens, state, "the entropy_max estimator"))
-
-
-@register_estimator("perplexity", 0.217)
-def log_perplexity(tokens: Tokens, state: FlareState, ctx: object = None) -> float | None:
-    """The mean negative log-probability of the answer's tokens (LM-Polygraph's Perplexity)."""
-    if not tokens:
-        return None
-    return gate_logic.perplexity([math.log(max(p, 1e-12)) for _, p, _ in tokens])
-
-
-@register_estimator("lexsim", 0.434, above=False, samples=True)
-def lexsim(tokens: Tokens, state: FlareState, ctx: object = None) -> float | None:
-    """Lex-Similarity of the answers sampled for the question (step["samples"])."""
-    samples = state.get("step", {}).get("samples")
-    if samples is None:
-        raise NoLogprobs("the lexsim estimator compares answers sampled for the question and "
-                         "this step has none; the gated graph (graphs/gated.py) draws them")
-    return gate_logic.lex_similarity(samples)

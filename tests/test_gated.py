@@ -17,6 +17,7 @@ from activerag.graphs.gated import build_gated_graph
 from activerag.graphs.single import build_single_graph
 from activerag.nodes import triggers
 from activerag.nodes.gated import logic as gl
+from activerag.nodes.gated import triggers as gt
 from activerag.nodes.gated.context import GateContext
 from activerag.nodes.gated.steps import estimating
 from activerag.nodes.prompts import ANSWER_STOPS
@@ -105,10 +106,13 @@ def test_lex_similarity_lies_in_0_1_and_rouge_l_is_symmetric(texts):
     assert gl.rouge_l(texts[0], texts[1]) == pytest.approx(gl.rouge_l(texts[1], texts[0]))
 
 
-def test_beyond_fires_past_the_threshold_in_the_estimators_direction():
-    assert gl.beyond(0.5, 0.4, above=True) and not gl.beyond(0.4, 0.4, above=True)
-    assert gl.beyond(0.3, 0.4, above=False) and not gl.beyond(0.4, 0.4, above=False)
-    assert gl.beyond(None, 0.4, above=True) and gl.beyond(None, 0.4, above=False)
+def test_an_estimator_fires_past_its_threshold_in_its_own_direction():
+    def up(above: bool) -> triggers.Estimator:
+        return triggers.Estimator(lambda *_: None, 0.4, above=above)
+
+    assert up(True).fires(0.5, 0.4) and not up(True).fires(0.4, 0.4)
+    assert up(False).fires(0.3, 0.4) and not up(False).fires(0.4, 0.4)
+    assert up(True).fires(None, 0.4) and up(False).fires(None, 0.4)
 
 
 # --- the estimators as registered, and the context -------------------------------------------
@@ -119,16 +123,17 @@ TOKENS = [("Kel", 0.5, 0), ("mor", 0.25, 3)]
 
 def test_the_estimators_read_the_answers_tokens_with_the_entropy_helper():
     state = {"step": {"tops": [uniform(2), uniform(8)]}}
-    assert triggers.entropy_mean(TOKENS, state) == pytest.approx(
+    assert gt.entropy_mean(TOKENS, state) == pytest.approx(
         (triggers.entropy(uniform(2)) + triggers.entropy(uniform(8))) / 2)
-    assert triggers.entropy_max(TOKENS, state) == pytest.approx(math.log(8))
-    assert triggers.log_perplexity(TOKENS, state) == pytest.approx(1.5 * math.log(2))
+    assert gt.entropy_max(TOKENS, state) == pytest.approx(math.log(8))
+    assert gt.log_perplexity(TOKENS, state) == pytest.approx(1.5 * math.log(2))
     # a position without alternatives counts its own token, the rest one more outcome
-    assert triggers.entropy_max(TOKENS[:1], {"step": {"tops": [()]}}) == pytest.approx(math.log(2))
-    assert triggers.entropy_mean([], {}) is None and triggers.log_perplexity([], {}) is None
+    assert gt.entropy_max(TOKENS[:1], {"step": {"tops": [()]}}) == pytest.approx(math.log(2))
+    assert gt.entropy_mean([], {}) is None and gt.log_perplexity([], {}) is None
     with pytest.raises(NoLogprobs, match="the entropy_max estimator reads each token's top-20"):
-        triggers.entropy_max(TOKENS, {"step": {}})
+        gt.entropy_max(TOKENS, {"step": {}})
     state = {"step": {"samples": ["So the answer is Kelmor.", "So the answer is Kelmor."]}}
+    assert triggers.estimator_named("lexsim").value([], state) == 1.0
     assert triggers.ESTIMATORS["lexsim"].value([], state) == 1.0
     with pytest.raises(NoLogprobs, match="lexsim estimator compares answers sampled"):
         triggers.ESTIMATORS["lexsim"].value([], {"step": {}})

@@ -127,3 +127,25 @@ def test_the_checks_see_an_upward_import_and_a_cycle():
     assert upward(edges) == ["activerag.nodes.x (layer 2) imports activerag.evaluation.metrics "
                              "(layer 4)"]
     assert cycles(edges) == [["activerag.stores.a", "activerag.stores.b"]]
+
+
+def family_of(module: str) -> str | None:
+    """The family folder MODULE lies in (activerag.nodes.<family>.<module>), or None."""
+    parts = module.split(".")
+    folder = ROOT / "nodes" / parts[2] if len(parts) > 3 and parts[1] == "nodes" else None
+    return parts[2] if folder is not None and folder.is_dir() else None
+
+
+def into_families(edges: dict[str, set[str]]) -> list[str]:
+    """The imports of a family folder's module from outside every family and above the nodes'
+    layer-2 code that wires families (graphs, the CLI, evaluation): a shared node module or a
+    lower layer that reached into one family would tie the others to it."""
+    return sorted(f"{a} imports {b}" for a, targets in edges.items() for b in targets
+                  if family_of(b) and not family_of(a) and layer_of(a) <= layer_of(b))
+
+
+def test_no_shared_module_imports_a_family_folder():
+    assert into_families(graph()) == []
+    assert into_families({"activerag.nodes.triggers": {"activerag.nodes.gated.logic"},
+                          "activerag.graphs.gated": {"activerag.nodes.gated.logic"}}) == [
+        "activerag.nodes.triggers imports activerag.nodes.gated.logic"]

@@ -126,14 +126,6 @@ def lex_similarity(texts: Sequence[str]) -> float:
     return sum(rouge_l(texts[i], texts[j]) for i, j in pairs) / len(pairs)
 
 
-def beyond(value: float | None, threshold: float, above: bool) -> bool:
-    """Whether an estimate calls for retrieval: above THRESHOLD (ABOVE) or below it; an answer
-    with no tokens (VALUE None) has nothing to be sure of, so it always does."""
-    if value is None:
-        return True
-    return value > threshold if above else value < threshold
-
-
 # --- words, as ETC and DRAGIN score them -----------------------------------------------------
 
 

@@ -138,7 +138,7 @@ def make_estimate(parts: Parts) -> GateNode:
             step["samples"], costs = await draw_samples(parts, state, ctx)
         value = estimator.value(step.get("tokens", []), {**state, "step": step}, ctx)  # type: ignore[typeddict-item]
         threshold = triggers.estimator_threshold(ctx, ctx.estimator)
-        fired = gate_logic.beyond(value, threshold, estimator.above)
+        fired = estimator.fires(value, threshold)
         why = {"estimator": ctx.estimator, "value": value, "threshold": threshold,
                "fired": fired, "retrieves_when": "above" if estimator.above else "below"}
         update: Update = {"step": {"fire": fired, "why": why,

@@ -1,4 +1,6 @@
-"""Word-level triggers of the look-ahead graphs: ETC (Li et al. 2026) and DRAGIN-lite.
+"""The gates' estimators (Moskvoretskii et al. 2025: entropy_mean, entropy_max, perplexity,
+lexsim), registered with `register_estimator`, and the word-level triggers of the look-ahead
+graphs: ETC (Li et al. 2026) and DRAGIN-lite.
 
 Each walks the draft's words once (`etc_check`, `dragin_check`: where it fires and why, a
 `WordFire`), fires at the first word past its threshold, and keeps the draft's text before
@@ -9,13 +11,15 @@ decision, so that the gate walks the draft once.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from activerag.context import FlareContext
+from activerag.errors import NoLogprobs
 from activerag.nodes.gated import logic as gate_logic
-from activerag.nodes.triggers import Tokens, measures, register, token_entropies
+from activerag.nodes.triggers import Tokens, entropy, measures, register, register_estimator
 from activerag.state import FlareState
 
 
@@ -117,3 +121,53 @@ def _word_measure(fire: WordFire, what: str) -> dict[str, Any]:
                                                                           default=None),
             "threshold": fire.threshold, "word": None if fire.at is None else fire.words[fire.at],
             "fire": fire.at is not None}
+
+
+def token_entropies(tokens: Tokens, state: FlareState, who: str) -> list[float]:
+    """Each token's entropy in nats over its top-20 alternatives, the mass they leave out one
+    more outcome (`entropy`); a position that came without alternatives counts its own token
+    alone. NoLogprobs, naming WHO, when the tokens came without any."""
+    tops = list(state.get("step", {}).get("tops") or [])
+    if tokens and len(tops) != len(tokens):
+        raise NoLogprobs(f"{who} reads each token's top-20 logprobs and the text came without "
+                         "them; it needs the vLLM client, which asks for them when it is the "
+                         "run's trigger or estimator")
+    return [entropy(top) if top else entropy((math.log(max(p, 1e-12)),))
+            for (_, p, _), top in zip(tokens, tops, strict=True)]
+
+
+# Thresholds fixed before any run: each estimator's median over 40 2Wiki training questions
+# answered by the default model without documents (docs/gates.md, "The thresholds";
+# results/gate_thresholds.json), rounded to three decimals.
+@register_estimator("entropy_mean", 0.391, top_logprobs=20)
+def entropy_mean(tokens: Tokens, state: FlareState, ctx: object = None) -> float | None:
+    """Mean token entropy (nats) of the answer."""
+    if not tokens:
+        return None
+    return gate_logic.mean_entropy(token_entropies(tokens, state, "the entropy_mean estimator"))
+
+
+@register_estimator("entropy_max", 2.080, top_logprobs=20)
+def entropy_max(tokens: Tokens, state: FlareState, ctx: object = None) -> float | None:
+    """Max token entropy (nats) of the answer."""
+    if not tokens:
+        return None
+    return gate_logic.max_entropy(token_entropies(tokens, state, "the entropy_max estimator"))
+
+
+@register_estimator("perplexity", 0.217)
+def log_perplexity(tokens: Tokens, state: FlareState, ctx: object = None) -> float | None:
+    """The mean negative log-probability of the answer's tokens (LM-Polygraph's Perplexity)."""
+    if not tokens:
+        return None
+    return gate_logic.perplexity([math.log(max(p, 1e-12)) for _, p, _ in tokens])
+
+
+@register_estimator("lexsim", 0.434, above=False, samples=True)
+def lexsim(tokens: Tokens, state: FlareState, ctx: object = None) -> float | None:
+    """Lex-Similarity of the answers sampled for the question (step["samples"])."""
+    samples = state.get("step", {}).get("samples")
+    if samples is None:
+        raise NoLogprobs("the lexsim estimator compares answers sampled for the question and "
+                         "this step has none; the gated graph (graphs/gated.py) draws them")
+    return gate_logic.lex_similarity(samples)
