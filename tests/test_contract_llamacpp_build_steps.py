@@ -50,7 +50,7 @@ def test_each_processor_s_build_lands_beside_the_others(tmp_path, monkeypatch, b
 def test_a_build_step_s_output_is_logged_and_its_progress_shown_every_ten_points(
         tmp_path, monkeypatch):
     shown = []
-    monkeypatch.setattr(llamacpp, "_log", shown.append)
+    monkeypatch.setattr(llamacpp, "say", shown.append)
     lines = ["-- configuring", "[  5%] a", "[ 10%] b", "[ 15%] c", "[ 24%] d", "[ 25%] e",
              "[100%] linked", "done"]
     script = "".join(f"print({line!r})\n" for line in lines)

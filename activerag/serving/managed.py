@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 
-from activerag.serving import llamacpp
+from activerag.serving import llamacpp, say
 from activerag.serving.ports import on_port, read_pid_file, start_time
 from activerag.settings import Settings
 
 ENTRYPOINT = "vllm.entrypoints.openai.api_server"
 
-
-def _log(msg: str) -> None:
-    print(f"[activerag] {msg}", file=sys.stderr, flush=True)
 
 
 def pid_path(settings: Settings) -> Path:
@@ -71,7 +67,7 @@ def stop_server(settings: Settings, timeout: float = 30.0) -> bool:
         return False
     pid, started = named
     if not is_our_server(pid, settings.port, started):
-        _log(f"{pid_file} names process {pid}, which is not a server of ours on port "
+        say(f"{pid_file} names process {pid}, which is not a server of ours on port "
              f"{settings.port} (a stale file); removed it and stopped nothing")
         pid_file.unlink()
         return False

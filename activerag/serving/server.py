@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from activerag.errors import ActiveRagError, LMServerUnreachable
-from activerag.serving import llamacpp
+from activerag.serving import llamacpp, say
 from activerag.serving.catalogue import (
     DEFAULT_MODEL,
     CatalogueModel,
@@ -25,7 +25,6 @@ from activerag.serving.catalogue import (
 )
 from activerag.serving.managed import (  # noqa: F401 (the managed servers' names, also from here)
     ENTRYPOINT,
-    _log,
     is_our_server,
     log_file,
     managed_ports,
@@ -202,7 +201,7 @@ def _answering(settings: Settings, served_name: str | None) -> str | None:
             raise ActiveRagError(f"{base_url} already serves {', '.join(models)}, not "
                                  f"{served_name}; stop it (activerag serve --stop) or serve on "
                                  "another --port")
-        _log(f"a server already answers at {base_url} serving {models}")
+        say(f"a server already answers at {base_url} serving {models}")
         return base_url
     return None
 
@@ -269,7 +268,7 @@ def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None
     env.update(api_key_env(settings.host))
     what = "vLLM (" + ("GPU" if _has_gpu() else "CPU") + ")" if launch.engine == "vllm" \
         else "llama-server"
-    _log(f"starting {what}: log in {log}")
+    say(f"starting {what}: log in {log}")
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)
@@ -280,7 +279,7 @@ def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None
         stop_server(settings)
         raise
     warm_up(base_url, models[0])
-    _log(f"ready: {base_url} serving {models[0]}")
+    say(f"ready: {base_url} serving {models[0]}")
     return base_url
 
 
