@@ -72,3 +72,23 @@ async def test_a_step_asks_the_top_alternatives_as_token_ids_and_scoring_echoes(
                     "temperature": 0.0, "logprobs": 20, "return_tokens_as_token_ids": True}
     assert scored == {"model": "fake-model", "prompt": [5, 6, 7], "max_tokens": 0,
                       "echo": True, "logprobs": 1, "return_tokens_as_token_ids": True}
+
+
+async def test_a_server_that_lists_no_context_length_gives_no_window():
+    """A window of 0 or 1 token would refuse every prompt: unknown is None, and the fit checks
+    then leave the prompt to the server."""
+    with backend(Backend(lacks={"context_length"})) as url:
+        assert await VLLMTokens(url, "fake-model").context_window() is None
+    with backend(Backend()) as url:
+        assert await VLLMTokens(url, "fake-model").context_window() == 2048
+
+
+def test_replicas_without_a_model_all_ask_for_the_first_answering_replica_s():
+    """The replicas of one base_url serve one model: left unnamed, it is the first answering
+    replica's, asked of every replica (a second serving other weights is refused by name)."""
+    from activerag.nodes.parts import replicated
+
+    with backend(Backend(model="first-model")) as one, \
+            backend(Backend(model="other-model")) as two:
+        lm = replicated(f"{one},{two}", "")
+    assert [c.model for c in lm.clients] == ["first-model", "first-model"]

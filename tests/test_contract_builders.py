@@ -178,3 +178,11 @@ def test_every_builder_takes_a_checkpointer_and_compiles_its_graph_with_it(name)
     assert graph.checkpointer is saver
     inner = [g for _, g in graph.get_subgraphs(recurse=True)]
     assert all(g.checkpointer in (None, True, saver) for g in inner), name
+
+
+@pytest.mark.parametrize("name", list(METHODS))
+def test_each_method_over_messages_takes_and_gives_messages_alone(name):
+    graph = messages.for_messages(name)
+    assert set(graph.get_input_jsonschema()["properties"]) == {"messages"}, name
+    assert set(graph.get_output_jsonschema()["properties"]) == {"messages"}, name
+    assert graph.context_schema is METHODS[name].graph.context_schema, name
