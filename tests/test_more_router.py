@@ -101,3 +101,12 @@ def test_weights_without_a_row_for_every_label_are_refused_not_read_as_the_first
     router = Router(np.array([[0.0, 0.0, 2.0], [4.0, -4.0, 0.0]]), np.zeros(2))
     with pytest.raises(ValueError, match="zip"):
         router.probabilities(Toy()(["Where was Alpha Beta born?"]))
+
+
+@pytest.mark.parametrize(("setting", "other"), [("l2", 0.5), ("steps", 20)])
+def test_each_training_setting_of_fit_router_changes_the_router_it_fits(setting, other):
+    """`train-router --l2` and `--steps` reach the fit: another value, another router."""
+    default = fit_router(EXAMPLES, LABELLED, Toy())
+    changed = fit_router(EXAMPLES, LABELLED, Toy(), **{setting: other})
+    assert not np.allclose(default.router.weights, changed.router.weights), setting
+    assert changed.router.meta[setting] == other

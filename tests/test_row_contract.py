@@ -77,3 +77,33 @@ def test_a_run_that_reports_nothing_counts_nothing():
     assert row["answer"] == "" and row["retrieved_titles"] == [] and row["seconds"] == 0.5
     assert row["em"] == 0 and row["f1"] == 0 and row["gold_title_recall"] == 0
     assert not {"route", "confidence", "certified", "selected_spans"} & set(row)
+
+
+KIND_CASES = {
+    "short": (Example("s", "Where?", ["Gepu"]), "So the answer is Gepu.",
+              "So the answer is Kelmor."),
+    "yesno": (Example("y", "Is it?", ["no"], kind="yesno"), "So the answer is no.",
+              "So the answer is yes."),
+    "long": (Example("l", "What?", ["Gepu is a town on the Vedria."], kind="long",
+                     short_answers=[["Gepu"], ["Vedria"]]), "Gepu lies on the Vedria.",
+             "Kelmor lies elsewhere."),
+    "longbench": (Example("b", "Where?", ["Gepu"], kind="longbench"), "Gepu", "Kelmor"),
+}
+"""For every kind of example: one example, a right answer and a wrong one."""
+
+
+def test_every_kind_of_example_is_listed_here():
+    from typing import get_args
+
+    from activerag.evaluation.datasets import Kind
+
+    assert set(KIND_CASES) == set(get_args(Kind))
+
+
+@pytest.mark.parametrize("kind", list(KIND_CASES))
+def test_each_kind_scores_its_right_answer_1_and_its_wrong_one_0(kind):
+    from activerag.evaluation.rows import score
+
+    example, right, wrong = KIND_CASES[kind]
+    assert score(example, right, [])["em"] == 1.0, kind
+    assert score(example, wrong, [])["em"] == 0.0, kind
