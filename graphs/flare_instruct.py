@@ -8,13 +8,15 @@ from langgraph.types import Checkpointer
 from activerag.graphs.base import Compiled, build_emitting
 from activerag.nodes import flare_instruct
 from activerag.nodes.parts import Parts
+from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM
 
 
 def build_instruct_graph(*, lm: LM | None = None, retriever: BaseRetriever | None = None,
+                         splitter: SentenceSplitter | None = None,
                          checkpointer: Checkpointer = None) -> Compiled:
     """FLARE-instruct: a generated "[Search(query)]" retrieves and is removed from the answer."""
-    parts = Parts(lm=lm, retriever=retriever)
+    parts = Parts(lm=lm, retriever=retriever, splitter=splitter)
     return build_emitting(flare_instruct.make_generate_with_search(parts),
                           flare_instruct.carry_search, "flare_instruct", parts, checkpointer)
 

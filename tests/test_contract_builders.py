@@ -186,3 +186,74 @@ def test_each_method_over_messages_takes_and_gives_messages_alone(name):
     assert set(graph.get_input_jsonschema()["properties"]) == {"messages"}, name
     assert set(graph.get_output_jsonschema()["properties"]) == {"messages"}, name
     assert graph.context_schema is METHODS[name].graph.context_schema, name
+
+
+class MadeFromContext(Exception):
+    """Raised where a node would make a component from the run's context."""
+
+
+def _given_only(original: Any, component: str) -> Any:
+    """ORIGINAL (a Parts method that returns COMPONENT), refusing to make one from the
+    context: the builder was given it, so every node must hold it."""
+    own = "light" if component == "light_lm" else component
+
+    async def given(self: Any, ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(self, own, None) is None:
+            raise MadeFromContext(f"a node made its {component} from the run's context")
+        return await original(self, ctx, *args, **kwargs)
+
+    return given
+
+
+@pytest.mark.parametrize("reach", [False, True], ids=["default", "retrieving"])
+@pytest.mark.parametrize("name", sorted({n for n, _ in component_cases()}))
+def test_a_graph_built_with_every_component_never_makes_one_of_its_own(
+        world, monkeypatch, name, reach):  # noqa: F811
+    """Every node of a builder's graph uses the components the builder was given: with all of
+    them given, a node that made its own from the context (an LM client, the corpus's
+    retriever or splitter, FB-RAG's light sampler) raises here, on the branches a default run
+    takes and on those a retrieving one does."""
+    from activerag.nodes import fb_rag, parts
+    from activerag.sentences import SentenceSplitter
+    from activerag.stores.corpus import Corpus
+
+    _, url, store, light_url = world
+    record = METHODS[name]
+    _, ctx = base_context(name, url, store, light_url)
+    if reach:
+        names = {f.name for f in fields(ctx)}
+        ctx = replace(ctx, **{k: v for k, v in REACHING.items() if k in names})
+        ctx = replace(ctx, **gate_companions(ctx, sorted(names)))
+    from activerag.nodes.triggers import estimator_named, top_logprobs_for
+    from activerag.serving.lm import VLLMClient
+    from activerag.serving.token_lm import VLLMTokens
+
+    model = VLLMClient(url).model
+    top = max(top_logprobs_for(ctx), estimator_named(ctx.estimator).top_logprobs
+              if hasattr(ctx, "estimator") else 1)
+    # the alternatives the run's trigger or gate reads, as the client a node makes would ask
+    made = {"lm": VLLMClient(url, model, top_logprobs=top),
+            "token_lm": VLLMTokens(url, model),
+            "light_lm": VLLMTokens(light_url, model),
+            "retriever": Corpus(Path(store)).retriever("bm25", 3),
+            "splitter": SentenceSplitter()}
+    def build(method: str) -> Any:
+        takes = inspect.signature(METHODS[method].build).parameters
+        return METHODS[method].build(**{k: v for k, v in made.items() if k in takes})
+
+    takes = inspect.signature(record.build).parameters
+    given = {k: v for k, v in made.items() if k in takes}
+    if record.family == "Adaptive-RAG":  # its LM is the classifier's; the strategies its own
+        given.update(none=build("none"), single=build("single"), multi=build("ircot"))
+    graph = record.build(**given)
+    for cls, method, component in ((parts.Parts, "lm_for", "lm"),
+                                   (parts.Parts, "token_lm_for", "token_lm"),
+                                   (parts.Parts, "retriever_for", "retriever"),
+                                   (parts.Parts, "splitter_for", "splitter"),
+                                   (fb_rag.FBParts, "light_for", "light_lm")):
+        if component in takes:
+            monkeypatch.setattr(cls, method, _given_only(getattr(cls, method), component))
+    state: dict[str, Any] = {"question": QUESTION}
+    if record.family in ("FB-RAG", "app"):
+        state["context"] = CONTEXT
+    asyncio.run(graph.ainvoke(state, context=ctx))
