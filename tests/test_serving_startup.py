@@ -102,3 +102,18 @@ def test_a_model_whose_served_name_nests_folders_is_converted_into_them(tmp_path
     out = models.prepare_model(settings, model)
     assert out == settings.models / "org" / "family" / "Model-Instruct" == converted[0]
     assert out.parent.is_dir()
+
+
+def test_every_catalogue_model_states_what_was_measured_for_it():
+    """The memory each engine holds, and the checksum of the assembled file, are the entry's
+    own: a field left at CatalogueModel's default would refuse or allow a start by a number
+    measured for no model."""
+    from dataclasses import fields
+
+    from activerag.serving.catalogue import CATALOGUE, CatalogueModel
+
+    defaults = {f.name: f.default for f in fields(CatalogueModel)}
+    for model in CATALOGUE.values():
+        for name in ("server_gb", "llama_gb", "sha256"):
+            assert getattr(model, name) != defaults[name], (model.key, name)
+        assert len(model.sha256) == 64 and model.megabytes > 0, model.key
