@@ -53,3 +53,28 @@ def test_extensions_are_read_whatever_their_case(tmp_path, name):
     (tmp_path / "b.MD").write_text("# Beta\n\nBeta is a river.\n")
     titles = sorted(d.metadata["title"] for d in read_corpus(tmp_path))
     assert titles == ["Alpha", "Beta"]
+
+
+def test_ingest_demo_fills_a_store_from_the_shipped_corpus_and_a_second_run_adds_nothing(
+        tmp_path, capsys):
+    """The README's first command ingests --demo: no PATH needed; ingesting it again adds no
+    passage (each batch of duplicates counts 0, not 1)."""
+    from activerag.stores.corpus import Corpus
+
+    store = tmp_path / "demo"
+    assert cli.main(["ingest", "--demo", "--no-dense", "--store", str(store)]) == 0
+    first = len(Corpus(store).bm25)
+    assert first > 40 and f"added {first} to BM25" in capsys.readouterr().out
+    assert cli.main(["ingest", "--demo", "--no-dense", "--store", str(store)]) == 0
+    assert len(Corpus(store).bm25) == first
+    assert "added 0 to BM25 and 0 to Chroma" in capsys.readouterr().out
+
+
+def test_a_corpus_that_fills_its_last_batch_exactly_counts_each_passage_once(tmp_path):
+    from activerag.stores.corpus import Corpus
+
+    source = tmp_path / "four.jsonl"
+    source.write_text("".join(f'{{"title": "T{i}", "text": "Passage number {i} here."}}\n'
+                              for i in range(4)))
+    report = Corpus(tmp_path / "s").ingest(source, dense=False, progress=False, batch=2)
+    assert (report.passages, report.added_bm25, report.added_chroma) == (4, 4, 0)
