@@ -107,3 +107,16 @@ def test_each_kind_scores_its_right_answer_1_and_its_wrong_one_0(kind):
     example, right, wrong = KIND_CASES[kind]
     assert score(example, right, [])["em"] == 1.0, kind
     assert score(example, wrong, [])["em"] == 0.0, kind
+
+
+def test_a_summary_counts_no_cost_its_rows_do_not_report():
+    """Long-context rows that carry their stages but not every field (a run stopped before
+    they were added): what no row reports sums to 0, not to one per row."""
+    from activerag.evaluation.rows import row_of
+    from activerag.evaluation.summaries import summarise
+
+    rows = [{**row_of("fb_rag", EXAMPLE, {"answer": "Gepu"}, 1.0),
+             "stage_seconds": {"sample": 0.5}} for _ in range(2)]
+    out = summarise(rows)
+    assert out["words_read"] == 0 and out["fallback_rate"] == 0
+    assert out["stage_seconds"] == {"sample": 0.5}
