@@ -13,7 +13,7 @@ from langgraph.types import Checkpointer
 from activerag.context import FBRagContext
 from activerag.errors import ActiveRagError
 from activerag.graphs.base import LM_RETRY
-from activerag.nodes import fb_rag, prompts
+from activerag.nodes import fb_rag, fb_rag_prompts
 from activerag.nodes.base import Node
 from activerag.nodes.fb_rag import FBParts
 from activerag.nodes.parts import Parts
@@ -88,7 +88,7 @@ def build_baseline_graph(kind: Baseline, *, lm: LM | None = None, token_lm: Toke
         g.add_edge("long_context", END)
         return g.compile(name=kind, checkpointer=checkpointer)
     g.add_node("select", fb_rag.make_select("score" if kind == "vanilla_rag" else "original"))
-    instruction = prompts.SELF_ROUTE if kind == "self_route" else prompts.READ
+    instruction = fb_rag_prompts.SELF_ROUTE if kind == "self_route" else fb_rag_prompts.READ
     route = "vanilla_rag" if kind == "vanilla_rag" else "op_rag"
     g.add_node("generate", generate or fb_rag.make_generate(parts, route, instruction),
                retry_policy=LM_RETRY)

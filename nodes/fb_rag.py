@@ -26,8 +26,9 @@ from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
 from activerag.nodes import fb_rag_logic as fb
 from activerag.nodes.base import Update, checked_question
 from activerag.nodes.fb_rag_logic import Chunk
+from activerag.nodes.fb_rag_prompts import READ, READER_STOPS, SAMPLE, reader_prompt
 from activerag.nodes.parts import Parts, _lm
-from activerag.nodes.prompts import READ, READER_STOPS, SAMPLE, Layout, reader_prompt
+from activerag.nodes.prompts import Layout
 from activerag.nodes.studio_logic import add_sources
 from activerag.serving import cache
 from activerag.serving.catalogue import FAST_MODEL

@@ -5,13 +5,12 @@ markers they hold are broken before they reach a prompt, while the template's ow
 import pytest
 from langchain_core.documents import Document
 
+from activerag.nodes.fb_rag_prompts import SAMPLE, reader_prompt
 from activerag.nodes.prompts import (
-    SAMPLE,
     answer_prompt,
     instruct_prompt,
     neutralise,
     question_prompt,
-    reader_prompt,
     render,
     self_ask_prompt,
 )

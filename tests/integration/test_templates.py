@@ -12,12 +12,12 @@ from activerag.cli import main
 from activerag.context import FlareContext
 from activerag.demo import load_demo_questions
 from activerag.graphs.flare import build_flare_graph
+from activerag.nodes.fb_rag_prompts import reader_prompt
 from activerag.nodes.prompts import (
     COT_TASK,
     SELF_ASK_TASK,
     answer_prompt,
     question_prompt,
-    reader_prompt,
     self_ask_prompt,
 )
 from activerag.serving import server
