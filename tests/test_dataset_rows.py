@@ -45,3 +45,11 @@ def test_a_row_with_only_what_is_needed_gets_the_defaults(tmp_path):
 def test_a_field_of_the_wrong_shape_is_refused_with_its_row(tmp_path, field, value, said):
     with pytest.raises(ActiveRagError, match=re.escape(f"mine.jsonl:1: {said}")):
         rows(tmp_path, {**FULL, field: value})
+
+
+def test_a_longbench_row_keeps_every_field_and_is_scored_as_longbench(tmp_path):
+    [ex] = rows(tmp_path, {"_id": "lb1", "input": "Where?", "answers": ["Gepu"],
+                           "context": "Gepu is a town.", "gold_titles": ["Gepu"],
+                           "gold_spans": [[0, 4]]})
+    assert ex == Example("lb1", "Where?", ["Gepu"], ["Gepu"], kind="longbench",
+                         context="Gepu is a town.", gold_spans=[(0, 4)])

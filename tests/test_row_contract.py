@@ -107,6 +107,8 @@ def test_each_kind_scores_its_right_answer_1_and_its_wrong_one_0(kind):
     example, right, wrong = KIND_CASES[kind]
     assert score(example, right, [])["em"] == 1.0, kind
     assert score(example, wrong, [])["em"] == 0.0, kind
+    if kind == "yesno":  # the yes/no read from the answer, kept to be scored again
+        assert score(example, right, [])["prediction"] == "no"
 
 
 def test_a_summary_counts_no_cost_its_rows_do_not_report():
