@@ -7,6 +7,7 @@ import dataclasses
 import socket
 
 import pytest
+from fakeserver import QuietHandler, serving
 
 from activerag.cli.endpoints import Endpoint
 from activerag.errors import SettingError
@@ -48,3 +49,29 @@ def test_how_a_server_is_started_and_asked_are_values(record):
     with pytest.raises(dataclasses.FrozenInstanceError):
         record.url = "elsewhere"  # type: ignore[misc]
     assert hash(record) == hash(dataclasses.replace(record))
+
+
+class _Metrics(QuietHandler):
+    """A server's /metrics in Prometheus text: two labelled samples of one counter."""
+
+    def do_GET(self) -> None:
+        text = (b'# HELP vllm:prompt_tokens_total prompt tokens\n'
+                b'vllm:prompt_tokens_total{model_name="m",engine="0"} 120.0\n'
+                b'vllm:prompt_tokens_total{model_name="m",engine="1"} 30.0\n'
+                b'vllm:generation_tokens_total{model_name="m"} 7.0\n'
+                b'vllm:num_requests_running{model_name="m"} 1.0\n')
+        self.send_response(200)
+        self.send_header("content-length", str(len(text)))
+        self.end_headers()
+        self.wfile.write(text)
+
+
+def test_vllm_counters_sum_each_counter_over_labels_and_replicas():
+    """What `eval` reads of the server's work (its prefill and decode tokens) after a run."""
+    from activerag.serving.server import vllm_counters
+
+    with serving(_Metrics) as one, serving(_Metrics) as two:
+        assert vllm_counters(one) == {"vllm:prompt_tokens_total": 150.0,
+                                      "vllm:generation_tokens_total": 7.0}
+        both = vllm_counters(f"{one}, {two}")
+    assert both == {"vllm:prompt_tokens_total": 300.0, "vllm:generation_tokens_total": 14.0}
