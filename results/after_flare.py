@@ -115,7 +115,8 @@ def claims_table(rows: list[dict[str, Any]], table: Table) -> str:
 
 
 def plot(summary: dict[str, dict[str, Any]], swept: dict[str, dict[str, Any]],
-         path: Path, title: str) -> list[str]:
+         path: Path, title: str, model: str = "default model (Qwen2.5-Coder-0.5B)"
+         ) -> list[str]:
     """F1 (95% intervals) against LM calls per question, every method a point, each gate's
     thresholds and FLARE's θ (SWEPT, with its own run) a line, the Pareto front of those that
     answered every question dashed; returns the front, cheapest first."""
@@ -156,7 +157,7 @@ def plot(summary: dict[str, dict[str, Any]], swept: dict[str, dict[str, Any]],
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel("LM calls per question (log scale)")
     ax.set_ylabel("F1 (%), bars: 95% intervals")
-    ax.set_title(f"{title}, default model (Qwen2.5-Coder-0.5B)", fontsize=9)
+    ax.set_title(f"{title}, {model}", fontsize=9)
     ax.legend(loc="lower right", fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()

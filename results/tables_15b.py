@@ -118,6 +118,10 @@ def hotpot_table() -> list[str]:
                 if r["id"] in done and r["method"] in methods]
     with (OUT / "hotpotqa-after-flare-n100-15b.md").open("a") as table:
         table.write("\n" + "\n".join(differences(rows_15b, methods)) + "\n")
+    from after_flare import plot
+
+    plot(large, {}, OUT / "hotpotqa-after-flare-n100-15b.png", f"HotpotQA, n={n}",
+         "Qwen2.5-Coder-1.5B on llama.cpp")
     if n < 100 or unfinished:
         table = OUT / "hotpotqa-after-flare-n100-15b.md"
         waiting = "; ".join(f"{m}: {k} so far" for m, k in unfinished.items())
