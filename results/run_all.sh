@@ -277,4 +277,7 @@ activerag eval "${H15[@]}" --concurrency 2 --run runs/hotpotqa-flare-n100-15b --
 wait
 activerag eval "${H15[@]}" --concurrency 4 --run runs/hotpotqa-ircot-n100-15b --methods ircot \
   --ircot-exemplars hotpotqa
+# ETC, DRAGIN-lite and SeaKR-lite, which the table 3 lists beside them (stop 45 on)
+activerag eval "${H15[@]}" --concurrency 2 --run runs/hotpotqa-after-n100-15b \
+  --methods flare_etc,dragin_lite,flare_seakr
 python results/tables_15b.py

@@ -81,9 +81,10 @@ def main_table() -> list[str]:
             + side_by_side("... and EM", rows, "em"))
 
 
-HOTPOT_PARTS = {f"hotpotqa-{part}n100-15b": None for part in ("", "flare-", "ircot-")}
+HOTPOT_PARTS = {f"hotpotqa-{part}n100-15b": None
+                for part in ("", "flare-", "ircot-", "after-")}
 HOTPOT_METHODS = ["none", "single", "flare", "ircot", "gate_entropy_max", "gate_entropy_mean",
-                  "adaptive_rag_prompt"]
+                  "adaptive_rag_prompt", "flare_etc", "dragin_lite", "flare_seakr"]
 
 
 def hotpot_table() -> list[str]:
