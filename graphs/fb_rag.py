@@ -15,7 +15,7 @@ from activerag.errors import ActiveRagError
 from activerag.graphs.base import LM_RETRY
 from activerag.nodes import fb_rag, fb_rag_prompts
 from activerag.nodes.base import Node
-from activerag.nodes.fb_rag import FBParts
+from activerag.nodes.fb_rag_parts import FBParts
 from activerag.nodes.parts import Parts
 from activerag.serving.lm import LM
 from activerag.serving.token_lm import Sampler, TokenLM

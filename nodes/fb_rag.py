@@ -11,12 +11,10 @@ the same cost counters as the other method families.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
@@ -26,17 +24,14 @@ from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
 from activerag.nodes import fb_rag_logic as fb
 from activerag.nodes.base import Update, checked_question
 from activerag.nodes.fb_rag_logic import Chunk
+from activerag.nodes.fb_rag_parts import FBParts, light_layout
 from activerag.nodes.fb_rag_prompts import READ, READER_STOPS, SAMPLE, reader_prompt
-from activerag.nodes.parts import Parts, _lm
-from activerag.nodes.prompts import Layout
 from activerag.nodes.studio_logic import add_sources
-from activerag.serving import cache
 from activerag.serving.catalogue import FAST_MODEL
 from activerag.serving.token_lm import (
     Sampler,
     Samples,
     TokenLM,
-    VLLMTokens,
     context_window_of,
     cut_to_fit,
 )
@@ -48,40 +43,6 @@ T = TypeVar("T")
 def first_line(text: str) -> str:
     """The first non-empty line of TEXT, stripped."""
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
-
-
-@dataclass
-class FBParts:
-    """The strong reader and the store (`strong`, as every family has them) and the light
-    sampler; whatever is None is made from the run's context."""
-
-    strong: Parts = field(default_factory=Parts)
-    light: Any = None
-    """A Sampler that can also tokenize (VLLMTokens; the tests' scripted one)."""
-
-    async def light_for(self, ctx: FBRagContext) -> Any:
-        if self.light is not None:
-            return self.light
-        key = ("light", ctx.light_base_url, ctx.light_model)
-        if key not in self.strong.memo:
-            model = ctx.light_model or (await asyncio.to_thread(
-                _lm, ctx.light_base_url, "", None)).model
-            light: Any = VLLMTokens(ctx.light_base_url, model)
-            cache_file = cache.samples_active()
-            if cache_file is not None:
-                light = cache.CachedSampler(light, cache_file)
-            self.strong.memo.setdefault(key, light)
-        return self.strong.memo[key]
-
-
-async def light_layout(parts: FBParts, ctx: FBRagContext) -> Layout:
-    """The light sampler's prompt layout: auto is its own server's template."""
-    if ctx.light_prompt_format != "auto":
-        return ctx.light_prompt_format
-    if parts.light is not None:  # a sampler of its own (scripted): its layout, else ChatML
-        return getattr(parts.light, "chat_layout", None) or "chatml"
-    light = await parts.light_for(ctx)
-    return await parts.strong.layout_for(ctx, "auto", ctx.light_base_url, light.model)
 
 
 def _chunks(state: FBRagState) -> list[Chunk]:

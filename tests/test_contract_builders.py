@@ -213,7 +213,7 @@ def test_a_graph_built_with_every_component_never_makes_one_of_its_own(
     them given, a node that made its own from the context (an LM client, the corpus's
     retriever or splitter, FB-RAG's light sampler) raises here, on the branches a default run
     takes and on those a retrieving one does."""
-    from activerag.nodes import fb_rag, parts
+    from activerag.nodes import fb_rag_parts, parts
     from activerag.sentences import SentenceSplitter
     from activerag.stores.corpus import Corpus
 
@@ -250,7 +250,7 @@ def test_a_graph_built_with_every_component_never_makes_one_of_its_own(
                                    (parts.Parts, "token_lm_for", "token_lm"),
                                    (parts.Parts, "retriever_for", "retriever"),
                                    (parts.Parts, "splitter_for", "splitter"),
-                                   (fb_rag.FBParts, "light_for", "light_lm")):
+                                   (fb_rag_parts.FBParts, "light_for", "light_lm")):
         if component in takes:
             monkeypatch.setattr(cls, method, _given_only(getattr(cls, method), component))
     state: dict[str, Any] = {"question": QUESTION}
