@@ -49,7 +49,8 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.eval
 	'activerag.stores.documents.x_passage_id__*' 'activerag.stores.documents.x_make_document__*' \
 	'activerag.stores.documents.x_split_passages__*' \
 	'activerag.serving.cache.x*CachedLM*_key__*' 'activerag.serving.generation.x_trim__*' \
-	'activerag.serving.generation.x__tokens_of__*' 'activerag.lsr.objective.x_lsr_loss__*' \
+	'activerag.serving.generation.x__tokens_of__*' 'activerag.serving.generation.x_collided__*' \
+	'activerag.lsr.objective.x_lsr_loss__*' \
 	'activerag.lsr.objective.x_lr_factor__*' 'activerag.lsr.objective.x_lm_score__*' \
 	'activerag.lsr.data.x_title_recall__*' 'activerag.lsr.data.x_halves__*' \
 	'activerag.lsr.data.x_lm_split__*' 'activerag.lsr.data.x_overlap__*' \

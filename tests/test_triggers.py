@@ -1,3 +1,4 @@
+import dataclasses
 import math
 
 import pytest
@@ -166,6 +167,13 @@ def test_the_lm_client_keeps_each_tokens_alternatives_when_asked_and_says_when_s
     check_alternatives(short, 2, "u")
     with pytest.raises(NoLogprobs, match="returned 1 top logprobs where 2 were asked"):
         check_alternatives(short[1:], 2, "u")
+    # a generation of one token whose twenty alternatives lost one to a merge (llama-server in
+    # an ETC run) is kept; a server that cut to 17 is not
+    check_alternatives([dataclasses.replace(got[0], top=tuple(-0.1 * i for i in range(19)))],
+                       20, "u")
+    cut = [dataclasses.replace(got[0], top=tuple(-0.1 * i for i in range(17)))]
+    with pytest.raises(NoLogprobs, match="returned 17 top logprobs where 20 were asked"):
+        check_alternatives(cut, 20, "u")
 
 
 def test_the_gate_never_fires_on_an_empty_draft_and_reads_no_tokens_as_none_below_theta():
