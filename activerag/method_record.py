@@ -31,6 +31,15 @@ def _load(ref: str) -> Any:
 _OWN: set[int] = set()
 """The ids of the registry's own graphs loaded so far (see Method.own)."""
 
+# The server abilities a method's requests need (Method.needs), in the sets the rows are made
+# of: the LM client streams completions with usage (and asks logprobs: 1 unless the server has
+# none and the method reads none); the token LM sends token-id prompts with
+# return_tokens_as_token_ids and /tokenize, and its steps read the top 20 alternatives.
+TEXT = frozenset({"completions", "stream"})
+LOGPROBS = TEXT | {"logprobs"}
+TOKEN_IDS = frozenset({"completions", "tokenize", "token_ids"})
+TOP20 = frozenset({"top_logprobs_20"})
+
 
 @dataclass(frozen=True)
 class Method:

@@ -15,7 +15,7 @@ from typing import Any
 from activerag.answers import AnswerRule
 from activerag.context import AppContext, FBRagContext, FlareContext, ServingContext
 from activerag.errors import ActiveRagError
-from activerag.method_record import Method
+from activerag.method_record import LOGPROBS, TEXT, Method
 from activerag.nodes.families import family_folders
 
 FAMILIES: dict[str, str] = {
@@ -82,17 +82,10 @@ _METHODS = [
            "FB-RAG for a question with its own long context; else single-time retrieval, then "
            "FLARE when single's answer is unsure", "app:build_app_graph"),
 ]
-# What each method's requests ask of the server, derived from the nodes' requests: the LM
-# client streams completions with usage (and asks logprobs: 1 unless the server has none and
-# the method reads none); the FLARE loop, IRCoT and the gates count or read the answer's
-# tokens by their logprobs; the token LM sends token-id prompts with
-# return_tokens_as_token_ids, /tokenize, /detokenize, top-20 steps and echo scoring; FB-RAG's
-# reader fits its prompt with /tokenize, its light sampler asks n samples in one request.
-# activerag.serving.probe finds which a server honours.
-TEXT = frozenset({"completions", "stream"})
-LOGPROBS = TEXT | {"logprobs"}
-_TOKENS = frozenset({"completions", "tokenize", "token_ids"})
-_TOP20 = frozenset({"top_logprobs_20"})
+# What each method's requests ask of the server, derived from the nodes' requests (the sets
+# are activerag.method_record's): the FLARE loop, IRCoT and the gates count or read the
+# answer's tokens by their logprobs; FB-RAG's reader fits its prompt with /tokenize, its light
+# sampler asks n samples in one request. activerag.serving.probe finds which a server honours.
 _FB = TEXT | {"tokenize"}
 FAMILY_NEEDS: dict[str, frozenset[str]] = {"FB-RAG": _FB}
 NEEDS: dict[str, frozenset[str]] = {

@@ -3,17 +3,17 @@ CLI; no graph is imported here)."""
 
 from __future__ import annotations
 
-from activerag.method_record import Family, FlagGroup, Method
+from activerag.method_record import LOGPROBS, TOP20, Family, FlagGroup, Method
 from activerag.nodes.gated.context import DraginContext, EtcContext, GateContext
 
-TOP20 = frozenset({"completions", "stream", "logprobs", "top_logprobs_20"})
+ALTERNATIVES = LOGPROBS | TOP20
 """The entropy estimators and word triggers read the top 20 alternatives of every token."""
-SAMPLES = frozenset({"completions", "stream", "logprobs", "n"})
+SAMPLES = LOGPROBS | {"n"}
 """lexsim samples its answers in one request (n)."""
 HOSTED = "(the LM, store, prompts and caps are the flags above)"
 
 
-def _gate(name: str, summary: str, needs: frozenset[str] = TOP20) -> Method:
+def _gate(name: str, summary: str, needs: frozenset[str] = ALTERNATIVES) -> Method:
     return Method(f"gate_{name}", "gated:gated_graph", GateContext, {"estimator": name},
                   "uncertainty gates", summary, "gated:build_gated_graph", needs=needs)
 
@@ -29,18 +29,17 @@ FAMILY = Family(
               "(as `single`)"),
         _gate("entropy_max", "as `gate_entropy_mean`, gated by the answer's max token entropy"),
         _gate("perplexity", "as `gate_entropy_mean`, gated by the answer's mean negative "
-              "log-probability (log-perplexity)",
-              frozenset({"completions", "stream", "logprobs"})),
+              "log-probability (log-perplexity)", LOGPROBS),
         _gate("lexsim", "as `gate_entropy_mean`, retrieving when `lexsim_samples` answers "
               "sampled in one request agree (ROUGE-L) less than `gate_threshold`", SAMPLES),
         Method("flare_etc", "gated:etc_graph", EtcContext, {}, "uncertainty gates",
                "`flare` with ETC's gate: retrieves from the first word whose smoothed second "
                "difference of entropy is above `etc_threshold`, then continues the sentence "
-               "from it", "gated:build_etc_graph", needs=TOP20),
+               "from it", "gated:build_etc_graph", needs=ALTERNATIVES),
         Method("dragin_lite", "gated:dragin_graph", DraginContext, {}, "uncertainty gates",
                "`flare` with RIND's entropy of content words as the gate (no attention), the "
                "question plus the draft's most surprising words as the query",
-               "gated:build_dragin_graph", needs=TOP20),
+               "gated:build_dragin_graph", needs=ALTERNATIVES),
     ),
     groups=(
         FlagGroup("uncertainty gates", "GateContext: gate_entropy_mean, gate_entropy_max, "

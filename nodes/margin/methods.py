@@ -3,7 +3,7 @@ no graph is imported here)."""
 
 from __future__ import annotations
 
-from activerag.method_record import Family, FlagGroup, Method
+from activerag.method_record import LOGPROBS, Family, FlagGroup, Method
 from activerag.nodes.margin.context import MarginContext
 
 FAMILY = Family(
@@ -14,7 +14,7 @@ FAMILY = Family(
                "gated single retrieval after TARG: the answer without documents, retrieval "
                "only when its first tokens' mean top-1/top-2 logprob margin is below the "
                "threshold", "margin:build_margin_graph",
-               needs=frozenset({"completions", "stream", "logprobs", "top_logprobs_2"})),
+               needs=LOGPROBS | {"top_logprobs_2"}),
     ),
     groups=(FlagGroup("margin gate", "MarginContext: gate_margin (the LM, store, prompts and "
                       "gate flags above)", (MarginContext,)),),

@@ -4,14 +4,17 @@ graphs/registry.py and the CLI; no graph is imported here)."""
 from __future__ import annotations
 
 from activerag.context import FlareContext
-from activerag.method_record import Family, FlagGroup, Method
+from activerag.method_record import (
+    LOGPROBS,
+    TEXT,
+    TOKEN_IDS,
+    TOP20,
+    Family,
+    FlagGroup,
+    Method,
+)
 from activerag.nodes.replug.context import ReplugContext
 
-TEXT = frozenset({"completions", "stream"})
-LOGPROBS = TEXT | {"logprobs"}
-TOKEN_IDS = frozenset({"completions", "tokenize", "token_ids"})
-"""The token LM's token-id prompts and /tokenize."""
-TOP20 = frozenset({"top_logprobs_20"})
 _F, _R = FlareContext, ReplugContext  # short names for the rows below
 FAMILY = Family(
     name="REPLUG",

@@ -3,11 +3,10 @@ graph is imported here)."""
 
 from __future__ import annotations
 
-from activerag.method_record import Family, FlagGroup, Method
+from activerag.method_record import LOGPROBS, TOKEN_IDS, TOP20, Family, FlagGroup, Method
 from activerag.nodes.seakr.context import IRCoTSeakrContext, SeakrContext
 
-NEEDS = frozenset({"completions", "stream", "logprobs", "tokenize", "token_ids",
-                   "top_logprobs_20"})
+NEEDS = LOGPROBS | TOKEN_IDS | TOP20
 """The host's logprobs, and the token LM's token-id prompts with top-20 steps."""
 FAMILY = Family(
     name="SeaKR-lite",
