@@ -17,7 +17,6 @@ import asyncio
 import importlib
 import inspect
 import json
-from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from test_settings_take_effect import (  # noqa: F401
     CONTEXT,
     QUESTION,
     base_context,
-    gate_companions,
+    reached,
     world,
 )
 
@@ -76,10 +75,7 @@ def component_cases() -> list[tuple[str, str]]:
 
 def used(world: Any, name: str, component: str) -> bool:  # noqa: F811
     record = METHODS[name]
-    _, ctx = base_context(name, *world[1:])
-    names = {f.name for f in fields(ctx)}
-    ctx = replace(ctx, **{k: v for k, v in REACHING.items() if k in names})
-    ctx = replace(ctx, **gate_companions(ctx, sorted(names)))
+    ctx = reached(base_context(name, *world[1:])[1], REACHING)
     graph = record.build(**{component: Sentinel(component)})
     state: dict[str, Any] = {"question": QUESTION}
     if record.family in ("FB-RAG", "app") and component != "retriever":
@@ -221,9 +217,7 @@ def test_a_graph_built_with_every_component_never_makes_one_of_its_own(
     record = METHODS[name]
     _, ctx = base_context(name, url, store, light_url)
     if reach:
-        names = {f.name for f in fields(ctx)}
-        ctx = replace(ctx, **{k: v for k, v in REACHING.items() if k in names})
-        ctx = replace(ctx, **gate_companions(ctx, sorted(names)))
+        ctx = reached(ctx, REACHING)
     from activerag.nodes.triggers import estimator_named, top_logprobs_for
     from activerag.serving.lm import VLLMClient
     from activerag.serving.token_lm import VLLMTokens

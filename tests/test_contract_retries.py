@@ -9,7 +9,6 @@ policy itself at work over HTTP)."""
 from __future__ import annotations
 
 import functools
-from dataclasses import fields, replace
 from typing import Any
 
 import pytest
@@ -17,7 +16,7 @@ from langgraph.config import get_config
 from test_settings_take_effect import (  # noqa: F401
     RUNNABLE,
     base_context,
-    gate_companions,
+    reached,
     run,
     world,
 )
@@ -73,9 +72,7 @@ retrieval (as tests/test_contract_builders.py) and FLARE's masked or generated q
 
 
 def reaching(ctx: Any) -> Any:
-    names = sorted(f.name for f in fields(ctx))
-    ctx = replace(ctx, **{k: v for k, v in REACHING.items() if k in names})
-    return replace(ctx, **gate_companions(ctx, names))
+    return reached(ctx, REACHING)
 
 
 def retries(node: Any) -> bool:

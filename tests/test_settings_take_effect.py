@@ -72,6 +72,14 @@ def gate_companions(ctx: Any, reads: list[str]) -> dict[str, Any]:
     if "gate_threshold" in out and not triggers.estimator_named(ctx.estimator).above:
         out["gate_threshold"] = BELOW_GATE
     return out
+
+
+def reached(ctx: Any, settings: dict[str, Any]) -> Any:
+    """CTX with those of SETTINGS its class has, and the thresholds that make its gate fire:
+    a run under the fake that takes the branches a default run skips."""
+    names = sorted(f.name for f in fields(ctx))
+    ctx = replace(ctx, **{k: v for k, v in settings.items() if k in names})
+    return replace(ctx, **gate_companions(ctx, names))
 NOT_SHOWN: dict[tuple[str, str], str] = {
     ("*", "retriever"): "chroma needs the store's dense half (MiniLM embeddings), which this "
                         "test's store leaves out; which store each name returns is "
