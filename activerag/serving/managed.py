@@ -15,7 +15,6 @@ from activerag.settings import Settings
 ENTRYPOINT = "vllm.entrypoints.openai.api_server"
 
 
-
 def pid_path(settings: Settings) -> Path:
     """Where the server `activerag serve` started on SETTINGS' port writes its pid."""
     return settings.home / f"vllm-{settings.port}.pid"
@@ -68,7 +67,7 @@ def stop_server(settings: Settings, timeout: float = 30.0) -> bool:
     pid, started = named
     if not is_our_server(pid, settings.port, started):
         say(f"{pid_file} names process {pid}, which is not a server of ours on port "
-             f"{settings.port} (a stale file); removed it and stopped nothing")
+            f"{settings.port} (a stale file); removed it and stopped nothing")
         pid_file.unlink()
         return False
     try:

