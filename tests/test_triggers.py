@@ -169,8 +169,9 @@ def test_the_lm_client_keeps_each_tokens_alternatives_when_asked_and_says_when_s
         check_alternatives(short[1:], 2, "u")
     # a generation of one token whose twenty alternatives lost one to a merge (llama-server in
     # an ETC run) is kept; a server that cut to 17 is not
-    check_alternatives([dataclasses.replace(got[0], top=tuple(-0.1 * i for i in range(19)))],
-                       20, "u")
+    for shown in (19, 18):  # a tenth of 20 may merge
+        check_alternatives(
+            [dataclasses.replace(got[0], top=tuple(-0.1 * i for i in range(shown)))], 20, "u")
     cut = [dataclasses.replace(got[0], top=tuple(-0.1 * i for i in range(17)))]
     with pytest.raises(NoLogprobs, match="returned 17 top logprobs where 20 were asked"):
         check_alternatives(cut, 20, "u")
