@@ -29,6 +29,8 @@ import numpy as np
 log = logging.getLogger(__name__)
 K1, B, EPSILON = 1.5, 0.75, 0.25
 """Okapi's parameters, rank-bm25's defaults."""
+TIE = 1e-12
+"""Scores this close (relative) to the one ranked above them tie with it."""
 FOLDER = "bm25s"
 META = "activerag.json"
 
@@ -105,10 +107,17 @@ class BM25Index:
         """The K best passages with a positive score, best first, ties in corpus order."""
         scores = self.scores(terms)
         matching = np.flatnonzero(scores > 0)
+        if not len(matching):
+            return []
         if len(matching) > k:
             kth = np.partition(scores[matching], len(matching) - k)[len(matching) - k]
-            matching = matching[scores[matching] >= kth]
-        order = matching[np.lexsort((matching, -scores[matching]))][:k]
+            matching = matching[scores[matching] >= kth - TIE * kth]
+        order = matching[np.lexsort((matching, -scores[matching]))]
+        # scores summed in another order than rank-bm25's differ in the last bits: those
+        # within TIE of the one above tie with it, and ties keep corpus order
+        ranked = scores[order]
+        group = np.concatenate(([0], np.cumsum(ranked[:-1] - ranked[1:] > TIE * ranked[:-1])))
+        order = order[np.lexsort((order, group))][:k]
         return [(int(i), float(scores[i])) for i in order]
 
     def save(self, store: Path, docs_file: Path) -> None:
