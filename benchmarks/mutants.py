@@ -6,8 +6,10 @@ each run against the unit tests that execute its line.
 
 In a copy of the checkout laid out as installed: the unit suite runs once under coverage with
 each test function as a context (who runs which line); then, for each sampled mutant, its line's
-tests run with -x against the mutated copy. Killed: a test failed (or the mutant broke the
-import); survived: they all passed, or no unit test runs the line. The report gives the kill
+tests run with -x against the mutated copy (a line run only at import, that no test function
+runs, gets its file's tests and then, if they pass, the whole unit suite). Killed: a test
+failed (or the mutant broke the import); survived: they all passed, or no unit test runs the
+line. The report gives the kill
 rate with its 95% (Wilson) interval and every survivor, marked from
 benchmarks/mutants_reviewed.json: "equivalent: why" (left out of the rate) or "missing test"
 (counted). A fresh seed draws a fresh sample. A benchmark, not a CI step: it prints its time.
@@ -42,12 +44,16 @@ from mutant_draw import (  # noqa: F401 (the tool's names, also importable from 
 REVIEWED = Path(__file__).with_name("mutants_reviewed.json")
 
 
+Coverage = dict[str, dict[int, list[str]]]
+"""Installed source file -> line -> the unit tests that run it (pytest node ids)."""
+
+
 def who_runs_what(dest: Path, timeout: float, tests: list[str],
-                  kept: Path | None = None) -> dict[str, dict[int, list[str]]]:
+                  kept: Path | None = None) -> tuple[Coverage, dict[str, set[int]]]:
     """For each installed source file in DEST, each line's unit tests (pytest node ids) among
     TESTS (files or folders), those that run fewest lines first (the quick, focused tests: a
-    killed mutant is found sooner). KEPT: the coverage data of an earlier run on the same
-    tree, reused; else it is made, and kept in DEST/.coverage."""
+    killed mutant is found sooner), and the lines run only at import. KEPT: the coverage data
+    of an earlier run on the same tree, reused; else it is made, and kept in DEST/.coverage."""
     if kept is None:
         rc = dest / ".coveragerc"
         rc.write_text("[run]\ndynamic_context = test_function\nsource = activerag\n")
@@ -67,14 +73,29 @@ def who_runs_what(dest: Path, timeout: float, tests: list[str],
         for ids in by_file[rel].values():
             for node in ids:
                 footprint[node] = footprint.get(node, 0) + 1
-    out: dict[str, dict[int, list[str]]] = {}
+    out: Coverage = {}
     for rel, lines in by_file.items():
         # A line run only at import (a module's constants, its defs) has no test context: the
-        # tests of any line of its file are those that import it.
+        # tests of any line of its file are tried first, and if they pass the whole suite
+        # (what a module builds at import, the CLI's flags, a family's rows, is read by tests
+        # that never call into the module)
         importers = set().union(*lines.values())
         out[rel] = {line: sorted(ids or importers, key=lambda n: (footprint[n], n))
                     for line, ids in lines.items()}
-    return out
+    return out, {rel: {line for line, ids in lines.items() if not ids}
+                 for rel, lines in by_file.items()}
+
+
+def verdict(dest: Path, tests: list[str], import_time: bool, args: argparse.Namespace) -> str:
+    """A mutant's outcome under its covering TESTS, and for a line run only at IMPORT_TIME
+    that they let survive, under the whole unit suite (args.tests)."""
+    if not tests and not import_time:
+        return "survived (no test runs it)"
+    outcome = run(dest, tests, args.timeout) if tests else "survived"
+    if outcome == "survived" and import_time:
+        outcome = run(dest, args.tests, max(args.timeout, 900))
+        return outcome if outcome.startswith("killed") else outcome + " (whole suite)"
+    return outcome
 
 
 def _node_id(context: str) -> str:
@@ -163,7 +184,7 @@ def main() -> int:
         copy_tree(dest)
         check_imports_copy(dest)
         t0 = time.monotonic()
-        coverage = who_runs_what(dest, 3 * 3600, args.tests, args.coverage)
+        coverage, import_time = who_runs_what(dest, 3 * 3600, args.tests, args.coverage)
         print(f"who runs what: {time.monotonic() - t0:.0f} s", flush=True)
         for i, m in enumerate(sample, 1):
             where = installed_path(m.file)
@@ -175,7 +196,7 @@ def main() -> int:
                 outcome = "killed (syntax)"
             else:
                 (dest / where).write_text(apply(original, m))
-                outcome = run(dest, tests, args.timeout) if tests else "survived (no test runs it)"
+                outcome = verdict(dest, tests, m.line in import_time.get(where, set()), args)
                 (dest / where).write_text(original)
             rows.append({**asdict(m), "key": m.key, "tests": len(tests), "outcome": outcome,
                          "review": reviewed.get(m.key, "")})
@@ -194,7 +215,7 @@ def rerun(rows: list[dict[str, Any]], args: argparse.Namespace,
         dest = Path(tmp)
         copy_tree(dest)
         check_imports_copy(dest)
-        coverage = who_runs_what(dest, 3 * 3600, args.tests, args.coverage)
+        coverage, import_time = who_runs_what(dest, 3 * 3600, args.tests, args.coverage)
         if args.keep_coverage and not args.coverage:
             shutil.copy(dest / ".coverage", args.keep_coverage)
         sources = {rel: (dest / installed_path(rel)).read_text() for rel in in_scope()}
@@ -214,11 +235,8 @@ def rerun(rows: list[dict[str, Any]], args: argparse.Namespace,
             # the tests written since first: a covering test the mutant sends into a slow path
             # (a real build) would time out before them, and a timeout counts as a survivor
             tests = [*args.extra, *coverage.get(where, {}).get(m.line, [])]
-            if not tests:  # pytest given no test would run them all
-                out.append({**row, "outcome": "survived (no test runs it)"})
-                continue
             (dest / where).write_text(apply(original, m))
-            outcome = run(dest, tests, args.timeout)
+            outcome = verdict(dest, tests, m.line in import_time.get(where, set()), args)
             (dest / where).write_text(original)
             out.append({**row, "tests": len(tests), "outcome": outcome,  # its first key
                         "review": reviewed.get(row["key"], "")})

@@ -60,3 +60,28 @@ def test_without_the_drawing_commit_only_its_own_place_counts():
     here = m.Mutant("a.py", 7, "arith", "y + 1", "(y - 1)", (7, 11), (7, 16))
     assert m.relocated({"a.py": SOURCE}, here, None) is here
     assert m.relocated({"a.py": "\n" + SOURCE}, here, None) is None
+
+
+def test_a_line_run_only_at_import_meets_the_whole_suite_when_its_files_tests_pass(monkeypatch):
+    """What a module builds at import (the CLI's flags, a family's rows) is read by tests that
+    call nothing in it: coverage names no test for such a line, so its file's tests can pass
+    where the whole suite fails (seed 4's cli/flags.py:145)."""
+    m = tool()
+    calls: list[list[str]] = []
+
+    def run(dest, tests, timeout):  # type: ignore[no-untyped-def]
+        calls.append(tests)
+        return "killed" if tests == ["tests"] else "survived"
+
+    monkeypatch.setattr(m, "run", run)
+    args = type("Args", (), {"tests": ["tests"], "timeout": 300.0})()
+    assert m.verdict(Path("."), ["tests/test_a.py::t"], True, args) == "killed"
+    assert calls == [["tests/test_a.py::t"], ["tests"]]
+    calls.clear()
+    assert m.verdict(Path("."), ["tests/test_a.py::t"], False, args) == "survived"
+    assert calls == [["tests/test_a.py::t"]]
+    calls.clear()
+    assert m.verdict(Path("."), [], False, args) == "survived (no test runs it)" and calls == []
+    assert m.verdict(Path("."), [], True, args) == "killed" and calls == [["tests"]]
+    monkeypatch.setattr(m, "run", lambda dest, tests, timeout: "survived")
+    assert m.verdict(Path("."), [], True, args) == "survived (whole suite)"
