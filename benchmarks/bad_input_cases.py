@@ -212,7 +212,8 @@ def cases(overlong_url: str) -> list[Case]:
              write("long.txt", long_text(20_000)),
              skip="" if overlong_url else
              "not run: the reader cuts the prompt in the middle to fit the window "
-             "(nodes/fb_rag.py `fit`), so this sends the shared CPU server a ~4,000-token prefill, "
+             "(nodes/fb_rag/steps.py `fit`), so this sends the shared CPU server a ~4,000-token "
+             "prefill, "
              "more than one short request; run it with --overlong-url URL"),
         Case("checkpoints: garbage file (not SQLite)",
              ask("--thread", "t", "--checkpoints", "d/threads.sqlite", models=True), garbage,

@@ -88,7 +88,7 @@ BREAKAGES = [
              "        limit -= over\n", "        limit -= 0\n",
              ("tests/test_fb_rag_logic.py", "tests/test_fb_rag_graph.py",
               "tests/test_replug_graph.py")),
-    Breakage("fb_rag_read_words_equal", "nodes/fb_rag.py",
+    Breakage("fb_rag_read_words_equal", "nodes/fb_rag/steps.py",
              "        if ctx.read_words >= words and", "        if ctx.read_words > words and",
              ("tests/test_fb_rag_logic.py", "tests/test_fb_rag_graph.py")),
     Breakage("bm25_stale_index", "stores/bm25.py",

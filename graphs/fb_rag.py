@@ -13,13 +13,14 @@ from langgraph.types import Checkpointer
 from activerag.context import FBRagContext
 from activerag.errors import ActiveRagError
 from activerag.graphs.base import LM_RETRY
-from activerag.nodes import fb_rag, fb_rag_prompts
 from activerag.nodes.base import Node
-from activerag.nodes.fb_rag_parts import FBParts
+from activerag.nodes.fb_rag import prompts as fb_rag_prompts
+from activerag.nodes.fb_rag import steps as fb_rag
+from activerag.nodes.fb_rag.parts import FBParts
+from activerag.nodes.fb_rag.state import FBRagInput, FBRagOutput, FBRagState
 from activerag.nodes.parts import Parts
 from activerag.serving.lm import LM
 from activerag.serving.token_lm import Sampler, TokenLM
-from activerag.state import FBRagInput, FBRagOutput, FBRagState
 
 FBRagGraph = CompiledStateGraph[FBRagState, FBRagContext, FBRagInput, FBRagOutput]
 Baseline = Literal["long_context", "vanilla_rag", "op_rag", "self_route"]

@@ -151,7 +151,7 @@ class _GrowingWords(WordTokens):
 
 
 async def test_fb_rag_fit_shrinks_a_cut_that_tokenizes_longer():
-    from activerag.nodes.fb_rag import SPECIAL_TOKENS, fit
+    from activerag.nodes.fb_rag.steps import SPECIAL_TOKENS, fit
 
     lm = _GrowingWords(window=30)
     prompt = " ".join(f"w{i}" for i in range(40))

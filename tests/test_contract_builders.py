@@ -209,7 +209,8 @@ def test_a_graph_built_with_every_component_never_makes_one_of_its_own(
     them given, a node that made its own from the context (an LM client, the corpus's
     retriever or splitter, FB-RAG's light sampler) raises here, on the branches a default run
     takes and on those a retrieving one does."""
-    from activerag.nodes import fb_rag_parts, parts
+    from activerag.nodes import parts
+    from activerag.nodes.fb_rag import parts as fb_rag_parts
     from activerag.sentences import SentenceSplitter
     from activerag.stores.corpus import Corpus
 

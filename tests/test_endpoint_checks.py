@@ -108,7 +108,7 @@ def test_strong_url_with_flare_is_warned_of(capsys):
 
 
 async def test_a_reader_that_stops_answering_midway_is_named_by_its_flag():
-    from activerag.nodes.fb_rag import named
+    from activerag.nodes.fb_rag.steps import named
 
     async def down() -> None:
         raise LMServerUnreachable("the LM server at x is unreachable (refused); start it")

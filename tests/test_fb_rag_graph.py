@@ -7,7 +7,7 @@ import pytest
 from activerag.context import FBRagContext
 from activerag.errors import ActiveRagError, LMServerUnreachable
 from activerag.graphs.fb_rag import build_baseline_graph, build_fb_rag_graph
-from activerag.nodes import fb_rag_logic as fb
+from activerag.nodes.fb_rag import logic as fb
 from activerag.testing.scripted import EOS, ScriptedLM, ScriptedSampler, WordTokens, ends
 
 PARAGRAPHS = [

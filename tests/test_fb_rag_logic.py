@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from activerag.nodes import fb_rag_logic as fb
-from activerag.nodes.fb_rag_logic import Chunk
+from activerag.nodes.fb_rag import logic as fb
+from activerag.nodes.fb_rag.logic import Chunk
 
 CONTEXT = ("Passage 1:\nAda Lovelace\nAda wrote the first program.\n\n"
            "Passage 2:\nCharles Babbage\nBabbage designed the Analytical Engine.\n\n"

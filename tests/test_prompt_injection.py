@@ -5,7 +5,7 @@ markers they hold are broken before they reach a prompt, while the template's ow
 import pytest
 from langchain_core.documents import Document
 
-from activerag.nodes.fb_rag_prompts import SAMPLE, reader_prompt
+from activerag.nodes.fb_rag.prompts import SAMPLE, reader_prompt
 from activerag.nodes.prompts import (
     answer_prompt,
     instruct_prompt,

@@ -44,7 +44,7 @@ def score(example: Example, answer: str, retrieved_titles: list[str],
 def gold_read(example: Example, spans: Sequence[Sequence[int]]) -> dict[str, float | None]:
     """How much of the example's gold paragraphs the SPANS read: the share of their words
     (gold_word_recall), and the share of them read at least half (gold_half_recall)."""
-    from activerag.nodes.fb_rag_logic import gold_half_recall, gold_word_recall
+    from activerag.nodes.fb_rag.logic import gold_half_recall, gold_word_recall
 
     read = [(int(a), int(b)) for a, b in spans]
     return {"gold_word_recall": gold_word_recall(read, example.gold_spans),

@@ -4,7 +4,7 @@ template's own markers stay its special tokens (issue #19, item 14)."""
 import pytest
 from langchain_core.documents import Document
 
-from activerag.nodes.fb_rag_prompts import reader_prompt
+from activerag.nodes.fb_rag.prompts import reader_prompt
 from activerag.nodes.prompts import answer_prompt
 from activerag.serving.server import server_models
 from activerag.serving.token_lm import VLLMTokens

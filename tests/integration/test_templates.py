@@ -12,7 +12,7 @@ from activerag.cli import main
 from activerag.context import FlareContext
 from activerag.demo import load_demo_questions
 from activerag.graphs.flare import build_flare_graph
-from activerag.nodes.fb_rag_prompts import reader_prompt
+from activerag.nodes.fb_rag.prompts import reader_prompt
 from activerag.nodes.prompts import (
     COT_TASK,
     SELF_ASK_TASK,

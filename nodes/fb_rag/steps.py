@@ -21,11 +21,12 @@ from langgraph.runtime import Runtime
 
 from activerag.context import FBRagContext
 from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
-from activerag.nodes import fb_rag_logic as fb
 from activerag.nodes.base import Update, checked_question
-from activerag.nodes.fb_rag_logic import Chunk
-from activerag.nodes.fb_rag_parts import FBParts, light_layout
-from activerag.nodes.fb_rag_prompts import READ, READER_STOPS, SAMPLE, reader_prompt
+from activerag.nodes.fb_rag import logic as fb
+from activerag.nodes.fb_rag.logic import Chunk
+from activerag.nodes.fb_rag.parts import FBParts, light_layout
+from activerag.nodes.fb_rag.prompts import READ, READER_STOPS, SAMPLE, reader_prompt
+from activerag.nodes.fb_rag.state import ChunkInfo, FBRagState
 from activerag.nodes.studio_logic import add_sources
 from activerag.serving.catalogue import FAST_MODEL
 from activerag.serving.token_lm import (
@@ -35,7 +36,6 @@ from activerag.serving.token_lm import (
     context_window_of,
     cut_to_fit,
 )
-from activerag.state import ChunkInfo, FBRagState
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
