@@ -57,7 +57,7 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.eval
 	'activerag.lsr.objective.x*LSRConfig*check__*' 'activerag.lsr.objective.x_training_round__*' \
 	'activerag.lsr.index.x*PassageIndex*' 'activerag.nodes.fb_rag.logic.*' \
 	'activerag.nodes.messages_logic.*' \
-	'activerag.page_logic.*' \
+	'activerag.page.logic.*' \
 	'activerag.serving.models.x_assemble_gguf__*' 'activerag.serving.managed.x_is_our_server__*' \
 	'activerag.serving.catalogue.x_catalogue_model__*' 'activerag.serving.catalogue.x_check_fits__*' \
 	'activerag.serving.replicas.x_order__*' \

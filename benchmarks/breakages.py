@@ -114,11 +114,11 @@ BREAKAGES = [
              'flag = "RETRIEVED" if step["retrieved"] else "kept"',
              'flag = "RETRIEVED" if step["queries"] else "kept"',
              ("tests/test_server.py",)),
-    Breakage("page_unfinished_end", "activerag/page_record.py",
+    Breakage("page_unfinished_end", "activerag/page/record.py",
              "        if record.complete:\n            count[END] = 1",
              "        count[END] = 1",
              ("tests/test_page.py",)),
-    Breakage("page_start_edge", "activerag/page_record.py",
+    Breakage("page_start_edge", "activerag/page/record.py",
              "    path = [START, *record.path,", "    path = [*record.path,",
              ("tests/test_page.py",)),
 ]

@@ -20,7 +20,7 @@ documents the server recorded. Runs that failed count as errors; the checks coun
 Writes a Markdown report; nothing is asserted.
 
 With --postgres the server keeps its threads in PostgreSQL instead of its own in-memory store:
-langgraph.json's `checkpointer` names activerag.durable_pg.dev_checkpointer, and the database
+langgraph.json's `checkpointer` names activerag.durable.postgres.dev_checkpointer, and the database
 is ACTIVERAG_DATABASE_URL, else a throwaway cluster this script starts and stops
 (activerag.testing.postgres); the default report is then results/dev-server-load-postgres.md.
 """
@@ -58,7 +58,7 @@ from activerag.testing.dev_server import dev_server
 
 ROOT = Path(__file__).resolve().parents[1]
 KEPT = {False: "the server's in-memory runtime",
-        True: "PostgreSQL (activerag.durable_pg.dev_checkpointer)"}
+        True: "PostgreSQL (activerag.durable.postgres.dev_checkpointer)"}
 
 
 @dataclass
@@ -250,7 +250,7 @@ def main() -> None:
                 root.mkdir()
                 env["ACTIVERAG_DATABASE_URL"] = stack.enter_context(_database())
                 config = json.loads((ROOT / "langgraph.json").read_text())
-                config["checkpointer"] = {"path": "activerag.durable_pg.dev_checkpointer"}
+                config["checkpointer"] = {"path": "activerag.durable.postgres.dev_checkpointer"}
                 (root / "langgraph.json").write_text(json.dumps(config))
             url = stack.enter_context(dev_server(root, Path(tmp) / "dev.log", env,
                                                  jobs=args.jobs))

@@ -158,7 +158,7 @@ def test_an_evaluation_s_progress_bar_counts_to_methods_times_examples(monkeypat
             yield SimpleNamespace(start=start, lease=60.0, worker="w")
 
         monkeypatch.setattr(shared, "open_claims", opened)
-        monkeypatch.setattr("activerag.durable_pg.pg_checkpoints", opened)
+        monkeypatch.setattr("activerag.durable.postgres.pg_checkpoints", opened)
         started = shared.evaluate_shared("postgresql://x", "r", "t", runs, examples,
                                          progress=False)
     with pytest.raises(BarMade) as made:

@@ -13,15 +13,15 @@ LAYERS = {
     # leaves: errors, settings, names and data that every layer may use
     "activerag": 0, "activerag.errors": 0, "activerag.answers": 0, "activerag.state": 0,
     "activerag.sentences": 0, "activerag.locks": 0, "activerag.settings": 0,
-    "activerag.demo": 0, "activerag.drawing": 0, "activerag.page_style": 0,
-    "activerag.database": 0, "activerag.trigger_names": 0, "activerag.checkpoint_safety": 0,
+    "activerag.demo": 0, "activerag.drawing": 0,
+    "activerag.database": 0, "activerag.trigger_names": 0,
     # talking to LMs, holding documents, and the settings of a run
     "activerag.serving": 1, "activerag.stores": 1, "activerag.context": 1,
     "activerag.context_checks": 1,
     "activerag.method_record": 1,
     # what a graph's steps do; checkpoints; the run page's pure logic
-    "activerag.nodes": 2, "activerag.durable": 2, "activerag.durable_pg": 2,
-    "activerag.page_logic": 2, "activerag.page_record": 2,
+    "activerag.nodes": 2, "activerag.durable": 2,
+    "activerag.page.logic": 2, "activerag.page.record": 2,
     # wiring
     "activerag.graphs": 3,
     # on top: evaluation, the CLI, training, the run page, long contexts, test support
@@ -107,7 +107,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_every_module_has_a_layer():
     assert all(any(m == p or m.startswith(p + ".") for p in LAYERS) for m in modules())
-    assert {"activerag.context", "activerag.page_logic", "activerag.testing.processes",
+    assert {"activerag.context", "activerag.page.logic", "activerag.testing.processes",
             "activerag.nodes.triggers", "activerag.graphs.registry"} <= set(modules())
 
 

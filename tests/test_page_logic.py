@@ -1,7 +1,7 @@
 """The run page's pure logic: the path cut into sentences, the draft tokens a masked query
 dropped (from formulate_query's decision or the run's settings), whether a sentence changed."""
 
-from activerag.page_logic import Group, aligned, differs, query_masks, sentence_groups
+from activerag.page.logic import Group, aligned, differs, query_masks, sentence_groups
 
 QUESTION = "Where was Alpha Beta born?"
 FIRED = ["draft", "confidence_gate", "formulate_query", "retrieve", "regenerate", "accept"]

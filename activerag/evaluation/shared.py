@@ -55,7 +55,7 @@ async def evaluate_shared(url: str, run_name: str, dataset: str,
     by_id = {str(e.id): e for e in examples}
     context = next(iter(runs.values()))[1]
     start = time.perf_counter()
-    from activerag.durable_pg import pg_checkpoints
+    from activerag.durable.postgres import pg_checkpoints
 
     async with open_claims(url, run_name, lease, worker) as claims, \
             pg_checkpoints(url) as saver:

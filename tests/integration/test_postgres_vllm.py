@@ -94,7 +94,7 @@ async def test_the_dev_server_keeps_its_threads_in_postgres(postgres_url, vllm_u
     from activerag.testing.dev_server import dev_server
 
     config = json.loads((ROOT / "langgraph.json").read_text())
-    config["checkpointer"] = {"path": "activerag.durable_pg.dev_checkpointer"}
+    config["checkpointer"] = {"path": "activerag.durable.postgres.dev_checkpointer"}
     (tmp_path / "langgraph.json").write_text(json.dumps(config))
     env = {"ACTIVERAG_BASE_URL": vllm_url, "ACTIVERAG_STORE_DIR": str(demo_store),
            "ACTIVERAG_DATABASE_URL": postgres_url}

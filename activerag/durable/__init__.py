@@ -18,7 +18,7 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from activerag.checkpoint_safety import STATE_TYPES, serializer  # noqa: F401 (their home was here)
+from activerag.durable.checkpoints import STATE_TYPES, serializer  # noqa: F401 (their home was here)
 from activerag.errors import ActiveRagError
 
 log = logging.getLogger(__name__)
@@ -27,11 +27,11 @@ log = logging.getLogger(__name__)
 async def checkpoints(path: Path) -> AsyncIterator[Any]:
     """A SQLite checkpointer at PATH (made if missing), open for the block; what it reads back
     may hold only the state's own types (see `serializer`). With ACTIVERAG_DATABASE_URL set,
-    the database's checkpointer instead (durable_pg.py), PATH unused."""
+    the database's checkpointer instead (durable/postgres.py), PATH unused."""
     from activerag.database import database_url
 
     if (url := database_url()) is not None:
-        from activerag.durable_pg import pg_checkpoints
+        from activerag.durable.postgres import pg_checkpoints
 
         async with pg_checkpoints(url) as saver:
             yield saver
@@ -84,7 +84,7 @@ async def _table(saver: Any) -> None:
 
 
 async def _recorded(saver: Any, thread: str) -> dict[str, Any] | None:
-    if hasattr(saver, "recorded_settings"):  # the database's checkpointer (durable_pg.py)
+    if hasattr(saver, "recorded_settings"):  # the database's checkpointer (durable/postgres.py)
         found: dict[str, Any] | None = await saver.recorded_settings(thread)
         return found
     async with saver.lock:
@@ -96,7 +96,7 @@ async def _recorded(saver: Any, thread: str) -> dict[str, Any] | None:
 
 
 async def _record(saver: Any, thread: str, settings: dict[str, Any] | None) -> None:
-    if hasattr(saver, "record_settings"):  # the database's checkpointer (durable_pg.py)
+    if hasattr(saver, "record_settings"):  # the database's checkpointer (durable/postgres.py)
         text = json.dumps(settings, sort_keys=True)
         await saver.record_settings(thread, settings, hashlib.sha256(text.encode()).hexdigest())
         return

@@ -59,7 +59,7 @@ async def pg_checkpoints(url: str) -> AsyncIterator[Any]:
     import psycopg
     from psycopg.rows import dict_row
 
-    from activerag.checkpoint_safety import serializer
+    from activerag.durable.checkpoints import serializer
 
     saver_class = _saver_class()
     try:
@@ -82,7 +82,7 @@ async def pg_checkpoints(url: str) -> AsyncIterator[Any]:
 @asynccontextmanager
 async def dev_checkpointer() -> AsyncIterator[Any]:
     """The database's checkpointer for `langgraph dev` and the LangGraph server: name it in
-    langgraph.json as `"checkpointer": {"path": "activerag.durable_pg.dev_checkpointer"}`; the
+    langgraph.json as `"checkpointer": {"path": "activerag.durable.postgres.dev_checkpointer"}`; the
     URL is ACTIVERAG_DATABASE_URL, which must be set."""
     from activerag.database import DatabaseError, check
 

@@ -1,6 +1,6 @@
-"""What a run leaves for its page (activerag/page.py): a graph run on its input, recorded as it
-streams: its settings, the nodes it ran and their order and wall time, the sentence events, the
-final state; with the path's node counts and edges."""
+"""What a run leaves for its page (activerag/page/__init__.py): a graph run on its input,
+recorded as it streams: its settings, the nodes it ran and their order and wall time, the
+sentence events, the final state; with the path's node counts and edges."""
 
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ from typing import Any
 from langchain_core.documents import Document
 
 from activerag.drawing import END, START, Shape, graph_svg, layers, shape_of
-from activerag.page_logic import Group, differs, query_masks, sentence_groups
-from activerag.page_record import (  # noqa: F401 (also imported from here)
+from activerag.page.logic import Group, differs, query_masks, sentence_groups
+from activerag.page.record import (  # noqa: F401 (also imported from here)
     SETTINGS,
     STREAM_MODES,
     SYMBOLS,
@@ -25,7 +25,7 @@ from activerag.page_record import (  # noqa: F401 (also imported from here)
     taken_edges,
     visits,
 )
-from activerag.page_style import CSS
+from activerag.page.style import CSS
 
 COSTS = (("lm_calls", "LM calls"), ("generated_tokens", "tokens generated"),
          ("prompt_tokens", "prompt tokens"), ("answer_tokens", "answer tokens"),

@@ -1,6 +1,6 @@
 """Reading a checkpoint back without running what it names: LangGraph's serializer limited to
 the classes a method graph's state holds, so that a crafted checkpoint file is refused, not
-decoded (activerag.durable's SQLite checkpoints and activerag.durable_pg's alike)."""
+decoded (activerag.durable's SQLite checkpoints and activerag.durable.postgres's alike)."""
 
 from __future__ import annotations
 
