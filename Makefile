@@ -55,7 +55,7 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.eval
 	'activerag.lsr.data.x_title_recall__*' 'activerag.lsr.data.x_halves__*' \
 	'activerag.lsr.data.x_lm_split__*' 'activerag.lsr.data.x_overlap__*' \
 	'activerag.lsr.objective.x*LSRConfig*check__*' 'activerag.lsr.objective.x_training_round__*' \
-	'activerag.lsr.index.x*PassageIndex*' 'activerag.nodes.fb_rag.logic.*' \
+	'activerag.lsr.index.x*PassageIndex*' \
 	'activerag.nodes.messages_logic.*' \
 	'activerag.page.logic.*' \
 	'activerag.serving.models.x_assemble_gguf__*' 'activerag.serving.managed.x_is_our_server__*' \
