@@ -1,20 +1,41 @@
 """Per-run settings of the graphs (LangGraph `context_schema`): Studio shows and edits them.
-The checks and the field descriptions every context class uses are context_checks.py's."""
+Every family's context extends ServingContext (REPLUG's, FB-RAG's) or FlareContext (the gates',
+IRCoT's, the app's); those of the families in folders are in their folders (nodes/<family>/
+context.py). The checks and the field descriptions every context class uses are
+context_checks.py's."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Literal
+import typing
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Literal
 
 from activerag.context_checks import at_least, documented, finite_floats, refuse, within_deployment
-from activerag.errors import SettingError
-from activerag.serving.catalogue import DEFAULT_MODEL, FAST_MODEL, CatalogueModel
+from activerag.serving.catalogue import DEFAULT_MODEL
 from activerag.trigger_names import check_trigger
 
 
 def _env(name: str, default: str) -> str:
     return os.environ.get(name, default)
+
+
+@dataclass(frozen=True)
+class Server:
+    """One LM server a run asks: what it is called in messages, the context and field that
+    hold its URL, the catalogue model `activerag serve` gives it by default (empty: the
+    default model), and the prefix of the needs it must meet where it is not the run's main
+    server (FB-RAG's light sampler: "light."; asked only by a method that has such needs)."""
+
+    role: str
+    context: Any
+    field: str
+    model: str = ""
+    needs_prefix: str = ""
+
+    @property
+    def url(self) -> str:
+        return str(getattr(self.context, self.field))
 
 
 @documented
@@ -49,6 +70,15 @@ class ServingContext:
     query_encoder: str = ""
     """A query encoder folder trained by `activerag train-retriever` (REPLUG-LSR), searching
     the chroma store; empty: the collection's own MiniLM."""
+
+    ROUTES: ClassVar[bool] = False
+    """Whether its methods route a question to other methods (the app, Adaptive-RAG) rather
+    than answer it in one method."""
+
+    def servers(self, with_context: bool = False) -> list[Server]:
+        """The LM servers a run under this context asks, in the order to check them
+        (WITH_CONTEXT: the question brings its own long context)."""
+        return [Server("the LM server", self, "base_url")]
 
     @property
     def exemplars_retrieve(self) -> bool:
@@ -131,101 +161,17 @@ class FlareContext(ServingContext):
             raise refuse("query_tokens", "be -1, 0 or positive", self.query_tokens)
 
 
-def _served_here(model: CatalogueModel) -> str:
-    """The endpoint `activerag serve --model KEY` gives MODEL on this machine."""
-    return f"http://127.0.0.1:{model.port}/v1"
+_COMPOSITES: dict[type, dict[str, type[ServingContext]]] = {}
 
 
-_LIGHT, _STRONG = FAST_MODEL, DEFAULT_MODEL
-"""FB-RAG's default light sampler and strong reader."""
-
-
-@documented
-@dataclass(kw_only=True)
-class FBRagContext(ServingContext):
-    """Settings of one FB-RAG run (Chawla et al. 2025) and of its baselines over the same
-    chunks: a light LM samples rationales and answers that rerank the chunks, a strong LM
-    reads the best of them. base_url, model and prompt_format name the strong reader; light_*
-    the light sampler. Sizes are in words, the paper's "(X→Y)"."""
-
-    base_url: str = _env("ACTIVERAG_STRONG_URL",
-                         _env("ACTIVERAG_BASE_URL", _served_here(_STRONG)))
-    """The strong reader's endpoint (default: the default model, Qwen2.5-Coder-0.5B-Instruct,
-    as `activerag serve` serves it)."""
-    prompt_format: Literal["chatml", "plain", "auto"] = _STRONG.prompt_format
-    """The strong reader's prompt layout (Qwen2.5-Instruct: ChatML)."""
-    light_base_url: str = _env("ACTIVERAG_LIGHT_URL", _served_here(_LIGHT))
-    """The light sampler's endpoint (default: SmolLM2-135M, as `activerag serve --model
-    smollm2-135m` serves it)."""
-    light_model: str = ""
-    """The light sampler's model name; empty: the one its server serves."""
-    light_prompt_format: Literal["chatml", "plain", "auto"] = _LIGHT.prompt_format
-    """The light sampler's prompt layout (SmolLM2-Instruct: ChatML)."""
-    max_answer_tokens: int = 32
-    """The reader's answer budget (LongBench's for 2WikiMQA and HotpotQA)."""
-    chunking: Literal["words", "paragraphs"] = "words"
-    """words: fixed chunks of chunk_words words; paragraphs: one chunk per passage."""
-    chunk_words: int = 100
-    """Words per chunk (the paper's 300, scaled to these models' windows)."""
-    recall_words: int = 1500
-    """X: words of the question's best BM25 chunks the light LM reads (stage I)."""
-    read_words: int = 500
-    """Y: words of the best-ranked chunks the strong LM reads."""
-    samples: int = 5
-    """K: the light LM's samples (stage II)."""
-    separate_requests: bool = False
-    """Draw the K samples as K requests instead of one request with n=K (which shares the
-    prompt's prefill)."""
-    sample_tokens: int = 96
-    """Token budget of one sample (the answer's 32 plus 64 for the rationale)."""
-    temperature: float = 1.0
-    """The light LM's sampling temperature (stage II)."""
-    top_p: float = 0.9
-    """The light LM's nucleus: sample from the tokens holding this much probability."""
-    top_k: int = 50
-    """The light LM samples from its k most likely next tokens."""
-    seed: int | None = None
-    """Sampling seed; None: unseeded. A seeded request crashed vLLM's CPU engine here ("CPU
-    Generator does not use offset") when its long prompt was prefilled in chunks, so seed
-    only a GPU server."""
-    eta_b: float = 0.0
-    """η_B: weight of the question's own BM25 score (Eq. 6; Ours-FB 0.5, Ours-F 0)."""
-    eta_f: float = 1.0
-    """η_F: weight of the max over samples (Ours-FB 0.5, Ours-F 1)."""
-    scale: Literal["raw", "minmax"] = "raw"
-    """How the two terms of Eq. 6 are put together: as they are, or each mapped onto [0, 1]
-    (the paper does not say)."""
-    k: int = 50
-    """A question without its own context: passages stage I retrieves from the store (their
-    first recall_words words become the context)."""
-
-    def __post_init__(self) -> None:
-        self._check()
-        at_least(self, 1, "chunk_words", "recall_words", "read_words", "samples",
-                 "sample_tokens", "top_k")
-        if not 0.0 < self.top_p <= 1.0:
-            raise refuse("top_p", "lie in (0, 1]", self.top_p)
-        at_least(self, 0, "temperature", "eta_b", "eta_f")
-        if self.eta_b == self.eta_f == 0:
-            raise SettingError("eta_b and eta_f are both 0: nothing would rank the chunks; "
-                               "give one of them a positive weight")
-
-
-@documented
-@dataclass(kw_only=True)
-class AppContext(FlareContext):
-    """Settings of the adaptive QA app (graphs/app.py): FLARE's and single-time retrieval's
-    (the fields it shares with FlareContext), when FLARE takes over, and FB-RAG's settings for
-    questions that bring their own long context."""
-
-    min_confidence: float = 0.5
-    """Keep single-time retrieval's answer when the geometric mean of its tokens'
-    probabilities is at least this; below it FLARE answers instead (0: never FLARE; above 1:
-    always)."""
-    fb: FBRagContext | None = None
-    """FB-RAG's settings for a question that comes with a long context (None: FBRagContext's
-    defaults over this run's store)."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        at_least(self, 0, "min_confidence")
+def composites(cls: type) -> dict[str, type[ServingContext]]:
+    """The fields of context class CLS that hold another family's context (the app's fb), with
+    that context's class: the CLI builds it from that family's flags, and the registry gives a
+    method the one a caller passes. Found once per class."""
+    if cls not in _COMPOSITES:
+        hints = typing.get_type_hints(cls)
+        _COMPOSITES[cls] = {
+            f.name: kind for f in fields(cls)
+            for kind in (typing.get_args(hints[f.name]) or (hints[f.name],))
+            if isinstance(kind, type) and issubclass(kind, ServingContext)}
+    return _COMPOSITES[cls]

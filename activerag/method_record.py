@@ -53,7 +53,7 @@ class Method:
     """The compiled module-level graph (the one langgraph.json serves), or where it is
     ("flare:graph": activerag.graphs.flare's `graph`)."""
     context: type[ServingContext]
-    """The context class its runs get (AppContext and FlareContext are told apart exactly)."""
+    """The context class its runs get (a subclass of FlareContext is not FlareContext)."""
     overrides: dict[str, Any] = field(hash=False)
     """Context settings fixed over the run's (flare_explicit: query_formulation "explicit")."""
     family: str
@@ -65,7 +65,7 @@ class Method:
     needs: frozenset[str] | None = None
     """The server abilities its requests need (names of activerag.serving.probe.ABILITIES;
     top_logprobs_K: K alternatives per token; light.NAME: FB-RAG's light sampler's); None:
-    NEEDS[name], else its family's."""
+    NEEDS[name], else LOGPROBS."""
     answer_rule: AnswerRule = "empty"
     """How its answers are scored when they hold no "answer is" (activerag.answers.AnswerRule),
     as its authors' code scores them ("empty": an output without it has no answer)."""
@@ -103,23 +103,35 @@ class FlagGroup:
     contexts: tuple[type[ServingContext], ...]
     """The context classes its flags set."""
     renamed: tuple[tuple[str, str], ...] = ()
-    """(field, option) of the fields its parent has that the family sets with a flag of its
-    own, for a default of its own: REPLUG's k is --replug-k, beside FLARE's --k."""
+    """(field, option) of the fields the family sets with a flag of its own: one its parent
+    has, for a default of its own (REPLUG's k is --replug-k, beside FLARE's --k; FB-RAG's
+    base_url is --strong-url), or one of its own spelled otherwise (--light-url). A parent's
+    field it renames does not take the parent group's flag."""
+    unread: tuple[str, ...] = ()
+    """Fields its parent has that no node of its graphs reads, so no flag sets them (FB-RAG's
+    prompts are its own: prompt_set, exemplar_retrieval)."""
+
+    def own(self, name: str) -> bool:
+        """Whether field NAME of the first context is the group's own (renamed or unread):
+        not set by its parent group's flag, nor carried over from a run's FLARE context."""
+        return name in self.unread or any(name == field for field, _ in self.renamed)
 
 
 @dataclass(frozen=True)
 class Family:
     """What a method family's folder adds to the registry: its `methods.py` holds one, named
     FAMILY. Its methods are listed with their family, after its shipped ones, in this order; a
-    family of a new name gets LINE in the list of families (before the app's), one that names
-    a shipped family joins it."""
+    family of a new name gets LINE in the list of families, one that names a shipped family
+    joins it."""
 
     name: str
     line: str
     """The family in one line: its paper and its context class (registry.FAMILIES)."""
     methods: tuple[Method, ...]
-    """Its rows; a row without `needs` gets its family's (the registry's FAMILY_NEEDS, else
-    LOGPROBS)."""
+    """Its rows; a row without `needs` gets the registry's NEEDS for its name, else
+    LOGPROBS."""
     groups: tuple[FlagGroup, ...] = ()
     """Its CLI flag groups, in order (a family that joins another, as the margin gate joins
     the uncertainty gates, names a group of its own)."""
+    last: bool = False
+    """List it after every other family (the app, which composes the methods above it)."""

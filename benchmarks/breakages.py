@@ -42,8 +42,8 @@ class Breakage:
 
 BREAKAGES = [
     Breakage("replug_k", "graphs/registry.py",
-             '_SERVING = [f.name for f in fields(ServingContext) if f.name != "k"]',
-             "_SERVING = [f.name for f in fields(ServingContext)]",
+             '        skip = OWN_FIELDS.get(record.context, set()) | {"k"}',
+             "        skip = set()",
              ("tests/test_method_suggestions.py",)),
     Breakage("answer_letters", "activerag/evaluation/datasets.py",
              "    if isinstance(value, str | int | float):\n        return [str(value)]",

@@ -22,10 +22,10 @@ from dataclasses import replace
 
 import serverprobe
 
-from activerag.context import FBRagContext
 from activerag.evaluation.datasets import load_dataset
 from activerag.evaluation.stats import bootstrap_ci
 from activerag.graphs.fb_rag import build_baseline_graph, build_fb_rag_graph
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.settings import Settings
 
 

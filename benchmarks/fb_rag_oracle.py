@@ -20,11 +20,11 @@ import json
 import time
 from pathlib import Path
 
-from activerag.context import FBRagContext
 from activerag.evaluation.datasets import Example, load_dataset
 from activerag.evaluation.evaluate import row_of, summarise_methods
 from activerag.evaluation.tables import LONG_CONTEXT_COLUMNS, markdown_table
 from activerag.nodes.fb_rag import logic as fb
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.nodes.fb_rag.parts import FBParts
 from activerag.nodes.fb_rag.steps import read
 from activerag.settings import Settings

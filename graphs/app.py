@@ -13,12 +13,12 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from activerag.context import AppContext
 from activerag.graphs.fb_rag import graph as fb_rag_graph
 from activerag.graphs.flare import graph as flare_graph
 from activerag.graphs.single import single_graph
-from activerag.nodes import app
-from activerag.state import AppInput, AppOutput, AppState
+from activerag.nodes.app import steps as app
+from activerag.nodes.app.context import AppContext
+from activerag.nodes.app.state import AppInput, AppOutput, AppState
 
 
 def build_app_graph(*, single: Any = None, flare: Any = None, fb_rag: Any = None,

@@ -10,12 +10,12 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from activerag.context import FBRagContext
 from activerag.errors import ActiveRagError
 from activerag.graphs.base import LM_RETRY
 from activerag.nodes.base import Node
 from activerag.nodes.fb_rag import prompts as fb_rag_prompts
 from activerag.nodes.fb_rag import steps as fb_rag
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.nodes.fb_rag.parts import FBParts
 from activerag.nodes.fb_rag.state import FBRagInput, FBRagOutput, FBRagState
 from activerag.nodes.parts import Parts

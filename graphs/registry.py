@@ -13,7 +13,7 @@ from dataclasses import MISSING, fields, replace
 from typing import Any
 
 from activerag.answers import AnswerRule
-from activerag.context import AppContext, FBRagContext, FlareContext, ServingContext
+from activerag.context import FlareContext, ServingContext, composites
 from activerag.errors import ActiveRagError
 from activerag.method_record import LOGPROBS, TEXT, Method
 from activerag.nodes.families import family_folders
@@ -21,9 +21,6 @@ from activerag.nodes.families import family_folders
 FAMILIES: dict[str, str] = {
     "FLARE": "Jiang et al. 2023: retrieve when the draft of the next sentence is unsure; with "
              "the paper's baselines (FlareContext)",
-    "FB-RAG": "Chawla et al. 2025: a light LM's samples rank a long context's chunks, a strong "
-              "LM reads the best; with its baselines (FBRagContext)",
-    "app": "the adaptive app of the methods above (AppContext)",
 }
 """Each family in one line, in the order the methods are listed."""
 
@@ -61,63 +58,38 @@ _METHODS = [
            "retrieves when the LM writes `[Search(query)]`, with that query; "
            f'"[" gets +{_F.search_bias}, then is banned for {_F.search_ban_tokens} tokens '
            "(Appendix A)", "flare_instruct:build_instruct_graph"),
-    Method("fb_rag", "fb_rag:graph", FBRagContext, {}, "FB-RAG",
-           "Ours-F: the light LM's samples rank the chunks; the strong LM reads the best",
-           "fb_rag:build_fb_rag_graph"),
-    Method("fb_rag_fb", "fb_rag:graph", FBRagContext, {"eta_b": 0.5, "eta_f": 0.5}, "FB-RAG",
-           "Ours-FB: η_B = η_F = 0.5", "fb_rag:build_fb_rag_graph"),
-    Method("long_context", "fb_rag:long_context_graph", FBRagContext, {}, "FB-RAG",
-           "reads the whole context", "fb_rag:build_baseline_graph",
-           build_args={"kind": "long_context"}),
-    Method("vanilla_rag", "fb_rag:vanilla_rag_graph", FBRagContext, {}, "FB-RAG",
-           "reads the question's best chunks, best first",
-           "fb_rag:build_baseline_graph", build_args={"kind": "vanilla_rag"}),
-    Method("op_rag", "fb_rag:op_rag_graph", FBRagContext, {}, "FB-RAG",
-           "reads the question's best chunks in the context's order",
-           "fb_rag:build_baseline_graph", build_args={"kind": "op_rag"}),
-    Method("self_route", "fb_rag:self_route_graph", FBRagContext, {}, "FB-RAG",
-           'OP-RAG whose reader may answer "unanswerable", then the whole context',
-           "fb_rag:build_baseline_graph", build_args={"kind": "self_route"}),
-    Method("app", "app:graph", AppContext, {}, "app",
-           "FB-RAG for a question with its own long context; else single-time retrieval, then "
-           "FLARE when single's answer is unsure", "app:build_app_graph"),
 ]
 # What each method's requests ask of the server, derived from the nodes' requests (the sets
-# are activerag.method_record's): the FLARE loop, IRCoT and the gates count or read the
-# answer's tokens by their logprobs; FB-RAG's reader fits its prompt with /tokenize, its light
-# sampler asks n samples in one request. activerag.serving.probe finds which a server honours.
-_FB = TEXT | {"tokenize"}
-FAMILY_NEEDS: dict[str, frozenset[str]] = {"FB-RAG": _FB}
+# are activerag.method_record's): the FLARE loop counts or reads the answer's tokens by their
+# logprobs; a family folder's rows state their own. activerag.serving.probe finds which a
+# server honours.
 NEEDS: dict[str, frozenset[str]] = {
-    "none": TEXT, "single": TEXT,
-    "flare_instruct": LOGPROBS | {"tokenize", "logit_bias"},
-    "fb_rag": _FB | {"light.completions", "light.n"},
-    "fb_rag_fb": _FB | {"light.completions", "light.n"},
-}
-"""Each method's needs where they are not its family's (FAMILY_NEEDS, else LOGPROBS)."""
+    "none": TEXT, "single": TEXT, "flare_instruct": LOGPROBS | {"tokenize", "logit_bias"}}
+"""Each shipped method's needs where they are not LOGPROBS."""
 
 
 FOLDERS = family_folders()
-"""The families added by a folder of their own (nodes/<family>/methods.py): a new family is
-listed before the app, which composes the methods above it, and every method with its family."""
-_APP = FAMILIES.pop("app")
+"""The families added by a folder of their own (nodes/<family>/methods.py), in folder order,
+the app (which composes the methods above it) last; every method is listed with its family."""
 for _family in FOLDERS:
     FAMILIES.setdefault(_family.name, _family.line)
-FAMILIES["app"] = _APP
 _PLACE = {family: i for i, family in enumerate(FAMILIES)}
 _METHODS = sorted(_METHODS + [m for f in FOLDERS for m in f.methods],
                   key=lambda m: _PLACE[m.family])
-_METHODS = [m if m.needs is not None else replace(
-    m, needs=NEEDS.get(m.name, FAMILY_NEEDS.get(m.family, LOGPROBS))) for m in _METHODS]
+_METHODS = [m if m.needs is not None else replace(m, needs=NEEDS.get(m.name, LOGPROBS))
+            for m in _METHODS]
 METHODS: dict[str, Method] = {m.name: m for m in _METHODS}
 """Every method by name, family by family: the one source of "which methods exist"."""
 if len(METHODS) < len(_METHODS):
     _names = [m.name for m in _METHODS]
     raise TypeError(f"two registry rows share a name: "
                     f"{sorted({n for n in _names if _names.count(n) > 1})}; rename one")
-# The settings every family shares, carried from the run's FLARE context to one over
-# ServingContext alone (REPLUG's).
-_SERVING = [f.name for f in fields(ServingContext) if f.name != "k"]
+OWN_FIELDS: dict[type, set[str]] = {}
+"""Each folder context's fields it renames or leaves unread (its FlagGroup's): not carried
+over from a run's FLARE context (FB-RAG's strong reader is not FLARE's LM)."""
+for _group in (g for f in FOLDERS for g in f.groups):
+    OWN_FIELDS.setdefault(_group.contexts[0], set()).update(
+        f.name for f in fields(_group.contexts[0]) if _group.own(f.name))
 
 
 def answer_rule(name: str) -> AnswerRule:
@@ -145,36 +117,37 @@ def unknown_method_error(names: list[str]) -> ActiveRagError:
     return ActiveRagError(f"unknown {what} {', '.join(said)}; choose from {', '.join(METHODS)}")
 
 
-def method(name: str, context: FlareContext, fb_context: FBRagContext | None = None,
+def method(name: str, context: FlareContext, *given: ServingContext,
            contexts: Mapping[type, ServingContext] | None = None) -> tuple[Any, ServingContext]:
-    """The graph of method NAME and its context, with the method's overrides applied: a
-    FLARE-context method gets CONTEXT; an FB-RAG one FB_CONTEXT (whose two endpoints are its
-    own), else FB-RAG's defaults over CONTEXT's store; the app an AppContext of CONTEXT's fields
-    (min_confidence too when CONTEXT is an AppContext) and FB_CONTEXT. Any other family gets
-    CONTEXTS[its class] (the CLI builds one per class from its flags); else a family whose
-    context extends FlareContext its class over the fields CONTEXT changed from FlareContext's
-    defaults, with its own defaults for the rest (DRAGIN's and ETC's k = 3), and one over
-    ServingContext alone (REPLUG's) its class with CONTEXT's endpoint, store and prompts."""
+    """The graph of method NAME and its context, with the method's overrides applied. A method
+    whose context class has a context in GIVEN or CONTEXTS (by class; the CLI builds one per
+    class from its flags) gets that one; else a FLARE-context method gets CONTEXT, a family
+    whose context extends FlareContext its class over the fields CONTEXT changed from
+    FlareContext's defaults (DRAGIN's and ETC's k = 3 stay theirs), and one over
+    ServingContext alone (REPLUG's, FB-RAG's) its class with CONTEXT's endpoint, store and
+    prompts, less the fields its family sets itself (FB-RAG's strong reader, answer budget
+    and k). A field that holds another family's context (the app's fb) gets the one given."""
     if name not in METHODS:
         raise unknown_method_error([name])
     record = METHODS[name]
     graph, overrides = record.graph, record.overrides
-    own = (contexts or {}).get(record.context)
+    known = {**{type(c): c for c in given}, **(contexts or {})}
+    own = known.get(record.context)
     if own is not None:
         return graph, replace(own, **overrides)
-    if record.context not in (FlareContext, AppContext) and issubclass(record.context,
-                                                                       FlareContext):
-        return graph, record.context(**{**_changed(context), **overrides})
-    if record.context is FBRagContext:
-        base = fb_context or FBRagContext(store_dir=context.store_dir)
-        return graph, replace(base, **overrides)
-    if record.context is AppContext:
-        given = {f.name: getattr(context, f.name) for f in fields(AppContext)
-                 if f.name != "fb" and hasattr(context, f.name)}
-        return graph, AppContext(**{**given, **overrides}, fb=fb_context)
     if record.context is FlareContext:
         return graph, replace(context, **overrides)
-    return graph, record.context(**{f: getattr(context, f) for f in _SERVING}, **overrides)
+    if issubclass(record.context, FlareContext):
+        carried = {**_changed(context), **{f.name: getattr(context, f.name)
+                                           for f in fields(record.context)
+                                           if isinstance(context, record.context)}}
+    else:
+        skip = OWN_FIELDS.get(record.context, set()) | {"k"}
+        carried = {f.name: getattr(context, f.name) for f in fields(ServingContext)
+                   if f.name not in skip}
+    held = {name: known[kind] for name, kind in composites(record.context).items()
+            if kind in known}
+    return graph, record.context(**{**carried, **held, **overrides})
 
 
 def markdown_table() -> str:

@@ -28,5 +28,7 @@ def folder_modules(module: str) -> list[str]:
 
 @functools.cache
 def family_folders() -> tuple[Family, ...]:
-    """The Family each family folder declares (its methods.py's FAMILY), by folder name."""
-    return tuple(importlib.import_module(name).FAMILY for name in folder_modules("methods"))
+    """The Family each family folder declares (its methods.py's FAMILY), by folder name, those
+    marked `last` (the app) after the rest."""
+    found = [importlib.import_module(name).FAMILY for name in folder_modules("methods")]
+    return tuple(sorted(found, key=lambda family: family.last))

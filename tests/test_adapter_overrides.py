@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from langgraph.runtime import Runtime
 
-from activerag.context import FBRagContext
 from activerag.graphs import registry
 from activerag.graphs.messages import method_parts
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.nodes.replug.context import ReplugContext
 
 WITH_OVERRIDES = [name for name, m in registry.METHODS.items() if m.overrides]

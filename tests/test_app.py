@@ -5,13 +5,13 @@ import pytest
 from test_fb_rag_graph import CONTEXT, QUESTION, RATIONALE
 from test_fb_rag_graph import context as fb_context
 
-from activerag.context import AppContext
 from activerag.errors import EmptyQuestion
 from activerag.graphs.app import build_app_graph
 from activerag.graphs.fb_rag import build_fb_rag_graph
 from activerag.graphs.flare import build_flare_graph
 from activerag.graphs.single import build_single_graph
-from activerag.nodes.app import answer_confidence
+from activerag.nodes.app.context import AppContext
+from activerag.nodes.app.steps import answer_confidence
 from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store

@@ -9,8 +9,9 @@ from fakeserver import FakeServer, QuietHandler, serving
 from langchain_core.documents import Document
 from test_replug_graph import QUESTION, retriever
 
-from activerag.context import FBRagContext, FlareContext
+from activerag.context import FlareContext
 from activerag.errors import ActiveRagError, NoLogprobs
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LMServerError, VLLMClient
 from activerag.serving.token_lm import VLLMTokens

@@ -5,7 +5,7 @@ environment; a method is checked before anything else; the app's setting stays t
 `--trace` shows what every family decided."""
 
 import re
-from dataclasses import fields, is_dataclass
+from dataclasses import fields, is_dataclass, replace
 from pathlib import Path
 from types import UnionType
 from typing import Literal, get_args, get_origin, get_type_hints
@@ -18,11 +18,13 @@ from test_replug_graph import retriever as replug_retriever
 
 from activerag import cli
 from activerag.cli import flags, options
-from activerag.context import AppContext, FBRagContext, FlareContext
+from activerag.context import FlareContext, composites
 from activerag.graphs import registry
 from activerag.graphs.fb_rag import build_fb_rag_graph
 from activerag.graphs.replug import build_replug_graph
 from activerag.graphs.single import build_single_graph
+from activerag.nodes.app.context import AppContext
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.nodes.replug.context import ReplugContext
 from activerag.sentences import SentenceSplitter
 from activerag.settings import Settings
@@ -53,14 +55,16 @@ def flag_for(cls, name):
 
 
 def test_every_settable_field_of_every_context_has_exactly_one_flag():
+    unread = {(g.contexts[0], name) for f in registry.FOLDERS for g in f.groups
+              for name in g.unread}
     for cls in CONTEXTS:
         for f in fields(cls):
             composite = any(is_dataclass(t) for t in get_args(get_type_hints(cls)[f.name]))
-            if composite or (cls, f.name) in flags.UNREAD:
+            if composite or (cls, f.name) in unread:
                 assert not flag_for(cls, f.name)
                 continue
             assert len(flag_for(cls, f.name)) == 1, (cls.__name__, f.name)
-    assert flags.UNREAD == {(FBRagContext, "prompt_set"), (FBRagContext, "exemplar_retrieval")}
+    assert unread == {(FBRagContext, "prompt_set"), (FBRagContext, "exemplar_retrieval")}
     options_of = {g: {o for a in subparser(g)._actions for o in a.option_strings}
                   for g in ("ask", "eval", "sweep")}
     assert all(f.option in options_of["ask"] and f.option in options_of["eval"]
@@ -96,10 +100,15 @@ def test_each_flag_sets_its_field_in_its_contexts_and_nowhere_else(flag):
     plain = parse("ask", QUESTION)
     for cls in CONTEXTS:
         ctx = options.context(cls, args, settings)
+        held = composites(cls)  # the app's fb: FB-RAG's context, made from FB-RAG's flags
+        for name, kind in held.items():
+            assert getattr(ctx, name) == options.context(kind, args, settings), cls.__name__
         if cls in flag.contexts:
             assert getattr(ctx, flag.field) == value, cls.__name__
         else:
-            assert ctx == options.context(cls, plain, settings), cls.__name__
+            apart = dict.fromkeys(held)
+            assert replace(ctx, **apart) == replace(options.context(cls, plain, settings),
+                                                    **apart), cls.__name__
 
 
 def shown(value) -> str:

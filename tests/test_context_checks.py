@@ -6,9 +6,11 @@ from dataclasses import fields
 
 import pytest
 
-from activerag.context import AppContext, FBRagContext, FlareContext
+from activerag.context import FlareContext
 from activerag.errors import ActiveRagError, SettingError
 from activerag.lsr.objective import LSRConfig
+from activerag.nodes.app.context import AppContext
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.nodes.replug.context import ReplugContext
 
 CONTEXTS = (FlareContext, ReplugContext, FBRagContext, AppContext)

@@ -4,7 +4,8 @@ from dataclasses import dataclass
 
 from pydantic import TypeAdapter
 
-from activerag.context import FBRagContext, FlareContext, ServingContext, documented
+from activerag.context import FlareContext, ServingContext, documented
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.nodes.replug.context import ReplugContext
 
 

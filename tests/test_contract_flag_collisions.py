@@ -20,7 +20,7 @@ def test_the_flags_as_they_are_are_made():
 
 @pytest.mark.parametrize("group", GROUPS)
 def test_two_fields_of_one_family_under_one_option_are_refused(monkeypatch, group):
-    first, second = [n for n in flags._group_fields(group) if n != flags.ONE_CORPUS][:2]
+    first, second = flags._group_fields(group)[:2]
     monkeypatch.setitem(flags.OPTIONS, (flags.FAMILY_CONTEXTS[group][0], second),
                         option_of(group, first))
     with pytest.raises(TypeError, match="give one of them its own name in OPTIONS"):
@@ -32,7 +32,7 @@ def shadowing_renames():
     of the same name already has."""
     made = {(f.option, f.field) for f in flags.make_flags()}
     return [key for key in flags.OPTIONS
-            if ("--" + key[1].replace("_", "-"), key[1]) in made and key[1] != flags.ONE_CORPUS]
+            if ("--" + key[1].replace("_", "-"), key[1]) in made]
 
 
 def test_some_renames_keep_families_apart():

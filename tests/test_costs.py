@@ -6,11 +6,14 @@ import operator
 from typing import get_type_hints
 
 from activerag import state
+from activerag.nodes.app import state as app_state
+from activerag.nodes.fb_rag import state as fb_state
 from activerag.nodes.replug import state as replug_state
 from activerag.state import COUNTERS, Costs, SummedCosts
 
-OUTPUTS = (state.FlareOutput, replug_state.ReplugOutput, state.FBRagOutput, state.AppOutput)
-STATES = (state.FlareState, replug_state.ReplugState, state.FBRagState)
+OUTPUTS = (state.FlareOutput, replug_state.ReplugOutput, fb_state.FBRagOutput,
+           app_state.AppOutput)
+STATES = (state.FlareState, replug_state.ReplugState, fb_state.FBRagState)
 
 
 def test_costs_are_the_counters_and_the_retrieved_titles():

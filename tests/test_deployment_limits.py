@@ -6,10 +6,12 @@ import os
 
 import pytest
 
-from activerag.context import AppContext, FBRagContext, FlareContext
+from activerag.context import FlareContext
 from activerag.errors import SettingError
 from activerag.graphs.flare import graph as flare_graph
-from activerag.nodes.app import fb_context
+from activerag.nodes.app.context import AppContext
+from activerag.nodes.app.steps import fb_context
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.nodes.replug.context import ReplugContext
 
 ALLOWED = "http://127.0.0.1:8000, https://lm.internal/v1"

@@ -8,10 +8,11 @@ from test_fb_rag_graph import context as fb_context
 from test_graph_routing import graph as flare_graph
 from test_replug_graph import retriever as replug_retriever
 
-from activerag.context import AppContext, FlareContext
+from activerag.context import FlareContext
 from activerag.errors import EmptyQuestion
 from activerag.graphs.fb_rag import build_fb_rag_graph
 from activerag.graphs.replug import build_replug_graph
+from activerag.nodes.app.context import AppContext
 from activerag.nodes.base import checked_question
 from activerag.nodes.replug.context import ReplugContext
 from activerag.testing.scripted import ScriptedLM, ScriptedSampler, WordTokens

@@ -9,12 +9,15 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from activerag import cli
-from activerag.cli.endpoints import family
+from activerag.cli.endpoints import needed
+from activerag.context import FlareContext
 from activerag.evaluation.datasets import Example
 from activerag.evaluation.rows import score
 from activerag.evaluation.summaries import summarise
 from activerag.graphs.adaptive_rag import build_router_graph
 from activerag.graphs.flare import build_next_sentence_graph
+from activerag.graphs.registry import method
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.corpus import Corpus
 from activerag.stores.documents import make_document
@@ -61,7 +64,12 @@ def test_the_next_sentence_graph_has_its_name_and_keeps_a_given_checkpointer():
     assert build_router_graph(checkpointer=saver).checkpointer is saver
 
 
-@pytest.mark.parametrize(("name", "reads"), [("app", "app"), ("flare", "lm"), ("fb_rag", "fb"),
-                                             ("replug", "lm")])
-def test_which_lm_settings_a_method_reads(name, reads):
-    assert family(name) == reads
+@pytest.mark.parametrize(("name", "with_context", "flags"), [
+    ("app", False, ["--base-url"]), ("app", True, ["--base-url", "--light-url", "--strong-url"]),
+    ("flare", True, ["--base-url"]), ("fb_rag", False, ["--light-url", "--strong-url"]),
+    ("op_rag", False, ["--strong-url"]), ("replug", False, ["--base-url"])])
+def test_which_servers_a_method_asks_each_named_by_its_flag(name, with_context, flags):
+    """From its context's servers: FB-RAG's two by role (its baselines do not sample), the
+    app's one LM and, for a question with a long context, FB-RAG's."""
+    _, ctx = method(name, FlareContext(), FBRagContext(light_base_url="http://127.0.0.1:9/v1"))
+    assert [e.flag for e in needed(name, ctx, with_context)] == flags

@@ -59,7 +59,7 @@ from activerag.nodes import triggers
 row = METHODS["coin"]
 flag = next(f for f in FLAGS if f.option == "--coin-bias")
 names = list(METHODS)
-print(names.index("self_route") < names.index("coin") < names.index("app"),
+print(names.index("flare_instruct") < names.index("coin") < names.index("app") == len(names) - 1,
       row.needs == frozenset({{"completions", "stream", "logprobs"}}),
       FAMILIES["coin flips"], "coin flips" in RUN_GROUPS, flag.group,
       [c.__name__ for c in flag.contexts], "| `coin` | coin flips |" in markdown_table())
@@ -100,8 +100,8 @@ def test_the_shipped_family_folders_are_found_in_folder_order():
     from activerag.nodes.families import family_folders, folder_modules
 
     found = family_folders.__wrapped__()  # not the cached tuple: this call runs the lookup
-    assert [f.name for f in found] == ["Adaptive-RAG", "uncertainty gates", "IRCoT",
-                                       "uncertainty gates", "REPLUG", "SeaKR-lite"]
+    assert [f.name for f in found] == ["Adaptive-RAG", "FB-RAG", "uncertainty gates", "IRCoT",
+                                       "uncertainty gates", "REPLUG", "SeaKR-lite", "app"]
     assert found == family_folders()
     assert folder_modules("triggers") == ["activerag.nodes.gated.triggers",
                                           "activerag.nodes.margin.triggers"]
@@ -110,16 +110,19 @@ def test_the_shipped_family_folders_are_found_in_folder_order():
 def test_no_shipped_module_of_the_cli_or_the_registry_names_a_folder_family_s_context():
     """A family in a folder is added there alone: the flag code, the CLI's parser and context
     building, and the registry find its context through its FAMILY, never by name."""
-    from activerag.context import AppContext, FBRagContext, FlareContext, ServingContext
+    from activerag.context import FlareContext, ServingContext
     from activerag.nodes.families import family_folders
 
-    shipped = {AppContext, FBRagContext, FlareContext, ServingContext}
+    shipped = {FlareContext, ServingContext}
     names = {c.__name__ for f in family_folders() for m in f.methods for c in (m.context,)
              if c not in shipped}
     names |= {c.__name__ for f in family_folders() for g in f.groups for c in g.contexts}
-    assert {"ReplugContext", "SeakrContext", "GateContext"} <= names
+    assert {"ReplugContext", "SeakrContext", "GateContext", "FBRagContext", "AppContext",
+            "AdaptiveContext"} <= names
     root = Path(__file__).resolve().parents[1]
     for rel in ("activerag/cli/flags.py", "activerag/cli/__init__.py", "activerag/cli/options.py",
-                "activerag/cli/abilities.py", "graphs/registry.py"):
+                "activerag/cli/abilities.py", "activerag/cli/endpoints.py",
+                "activerag/cli/trace.py", "activerag/cli/router.py",
+                "activerag/evaluation/evaluate.py", "activerag/context.py", "graphs/registry.py"):
         text = (root / rel).read_text()
         assert not {n for n in names if n in text}, rel

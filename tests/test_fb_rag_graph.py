@@ -4,10 +4,10 @@ context's order, Self-Route falls back, a long prompt is cut in the middle, bad 
 
 import pytest
 
-from activerag.context import FBRagContext
 from activerag.errors import ActiveRagError, LMServerUnreachable
 from activerag.graphs.fb_rag import build_baseline_graph, build_fb_rag_graph
 from activerag.nodes.fb_rag import logic as fb
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.testing.scripted import EOS, ScriptedLM, ScriptedSampler, WordTokens, ends
 
 PARAGRAPHS = [

@@ -24,9 +24,10 @@ import pytest
 from fake_backends import Backend, backend
 from settings_effect import changed, settable, shown, tracked
 
-from activerag.context import FBRagContext, FlareContext
+from activerag.context import FlareContext
 from activerag.graphs.registry import METHODS, method
 from activerag.nodes import triggers
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.nodes.gated.context import GateContext
 from activerag.stores.corpus import Corpus
 

@@ -7,14 +7,7 @@ import sys
 from typing import Any
 
 from activerag.cli.commands import eval_methods, ingest, longctx_build, serve, sweep
-from activerag.cli.flags import (
-    APP,
-    FB_RAG,
-    FLARE,
-    FOLDER_GROUPS,
-    SERVING,
-    add_flags,
-)
+from activerag.cli.flags import FLARE, FOLDER_GROUPS, SERVING, add_flags
 from activerag.cli.options import check_methods, methods_help
 from activerag.cli.router import add_train_router
 from activerag.cli.run import ask, demo
@@ -24,10 +17,9 @@ from activerag.serving.catalogue import CATALOGUE, DEFAULT_MODEL
 from activerag.serving.server import DEFAULT_MAX_MODEL_LEN
 from activerag.settings import Settings
 
-RUN_GROUPS = [SERVING, FLARE, FB_RAG, APP]
+RUN_GROUPS = [SERVING, FLARE, *FOLDER_GROUPS]
 """The flag groups of `ask` and `eval`, which run methods of every family (`sweep` runs FLARE's
 and the app over FLARE's settings)."""
-RUN_GROUPS += FOLDER_GROUPS
 
 
 METHODS_EPILOG = "\0methods"

@@ -29,12 +29,10 @@ def needs_of(name: str, ctx: Any) -> dict[str, frozenset[str]]:
     """What method NAME needs of each server under CTX, by base URL: its record's needs, with
     more top logprobs when the run's trigger or gate reads them (the entropy triggers: 20) and
     a context's own top_logprobs (REPLUG's) in place of 20."""
-    from activerag.cli.endpoints import family
     from activerag.graphs.registry import METHODS
     from activerag.nodes.triggers import top_logprobs_for
 
-    kind = family(name)
-    if kind == "own":
+    if not METHODS[name].own:  # a graph built with its own LM
         return {}
     needs = set(METHODS[name].needs or ())
     top = top_logprobs_for(ctx)
@@ -43,11 +41,18 @@ def needs_of(name: str, ctx: Any) -> dict[str, frozenset[str]]:
     asked = getattr(ctx, "top_logprobs", None)
     if isinstance(asked, int) and "top_logprobs_20" in needs:
         needs = (needs - {"top_logprobs_20"}) | {f"top_logprobs_{asked}"}
-    own = frozenset(n for n in needs if not n.startswith(LIGHT))
-    light = frozenset(n.removeprefix(LIGHT) for n in needs if n.startswith(LIGHT))
-    out = {ctx.base_url: own}
-    if light:
-        out[ctx.light_base_url] = out.get(ctx.light_base_url, frozenset()) | light
+    servers = sorted(ctx.servers(), key=lambda s: bool(s.needs_prefix))  # the main one first
+    prefixes = tuple(s.needs_prefix for s in servers if s.needs_prefix)
+    out: dict[str, frozenset[str]] = {}
+    for server in servers:
+        if server.needs_prefix:
+            part = frozenset(n.removeprefix(server.needs_prefix) for n in needs
+                             if n.startswith(server.needs_prefix))
+            if not part:
+                continue
+        else:
+            part = frozenset(n for n in needs if not prefixes or not n.startswith(prefixes))
+        out[server.url] = out.get(server.url, frozenset()) | part
     return out
 
 
@@ -97,7 +102,8 @@ def check_needs(runs: Mapping[str, tuple[Any, Any]]) -> dict[str, tuple[Any, Any
         for url, needs in by_url.items():
             missing = unmet(needs, found[url])
             if missing:
-                light = found.get(getattr(ctx, "light_base_url", ""))
+                light = next((found.get(s.url) for s in ctx.servers()
+                              if s.needs_prefix == LIGHT), None)
                 works = runnable(found[url], light)
                 raise MissingAbility(
                     f"method {name} needs {', '.join(map(named, missing))}, which the server at "

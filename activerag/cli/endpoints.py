@@ -6,13 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from activerag.context import AppContext, FBRagContext
 from activerag.errors import LMServerUnreachable
-from activerag.serving.catalogue import FAST_MODEL
-
-Family = Literal["fb", "app", "lm", "own"]
 
 
 @dataclass(frozen=True)
@@ -26,41 +22,24 @@ class Endpoint:
     """The command that serves its default model."""
 
 
-def family(name: str) -> Family:
-    """Which LM settings method NAME reads: FB-RAG's, the single LM's, both (the app), or none
-    (a graph built with its own LM)."""
+def needed(name: str, ctx: Any, with_context: bool) -> list[Endpoint]:
+    """The endpoints method NAME asks under CTX, each named by the flag that sets it: its
+    context's servers (the app asks FB-RAG's WITH_CONTEXT only, all of them: its route is
+    fb_rag), less a server of its own context kept for needs the method does not have
+    (FB-RAG's light sampler: its baselines do not sample). A graph built with its own LM asks
+    none."""
+    from activerag.cli.flags import option_of
     from activerag.graphs.registry import METHODS
 
     record = METHODS[name]
     if not record.own:
-        return "own"
-    if record.context is FBRagContext:
-        return "fb"
-    return "app" if record.context is AppContext else "lm"
-
-
-def fb_endpoints(ctx: Any, light: bool = True) -> list[Endpoint]:
-    """FB-RAG's strong reader, after its LIGHT sampler (which the baselines do not ask)."""
-    strong = Endpoint("FB-RAG's strong reader", ctx.base_url, "--strong-url", "activerag serve")
-    if not light:
-        return [strong]
-    return [Endpoint("FB-RAG's light sampler", ctx.light_base_url, "--light-url",
-                     f"activerag serve --model {FAST_MODEL.key}"), strong]
-
-
-def needed(name: str, ctx: Any, with_context: bool) -> list[Endpoint]:
-    """The endpoints method NAME asks under CTX (the app asks FB-RAG's WITH_CONTEXT only)."""
-    from activerag.graphs.registry import METHODS
-
-    kind = family(name)
-    if kind == "fb":  # the baselines have no stage II, so no light sampler
-        return fb_endpoints(ctx, light="sample" in METHODS[name].graph.nodes)
-    if kind == "own":
         return []
-    found = [Endpoint("the LM server", ctx.base_url, "--base-url", "activerag serve")]
-    if kind == "app" and with_context and ctx.fb is not None:
-        found += fb_endpoints(ctx.fb)
-    return found
+    needs = record.needs or frozenset()
+    return [Endpoint(s.role, s.url, option_of(type(s.context), s.field),
+                     "activerag serve" + (f" --model {s.model}" if s.model else ""))
+            for s in ctx.servers(with_context)
+            if not s.needs_prefix or s.context is not ctx  # the app's FB-RAG samples
+            or any(n.startswith(s.needs_prefix) for n in needs)]
 
 
 def check_endpoints(endpoints: Iterable[Endpoint]) -> None:

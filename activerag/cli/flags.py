@@ -19,35 +19,37 @@ from dataclasses import dataclass, fields
 from types import NoneType, UnionType
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from activerag.context import AppContext, FBRagContext, FlareContext, ServingContext
+from activerag.context import FlareContext, ServingContext, composites
 from activerag.nodes.families import family_folders
 
-SERVING, FLARE, FB_RAG, APP = "LM, store and prompts", "FLARE", "FB-RAG", "app"
+SERVING, FLARE = "LM, store and prompts", "FLARE"
 GROUPS = {
     SERVING: "the one LM, the corpus and the exemplars of every family but FB-RAG (--store "
              "is FB-RAG's corpus too)",
     FLARE: "FlareContext: the FLARE family's methods, flare_replug, single_k1/single_k10, and "
            "the app's single-time and FLARE steps",
-    FB_RAG: "FBRagContext: fb_rag, fb_rag_fb, long_context, vanilla_rag, op_rag, self_route, "
-            "and the app's route for a question with --context-file",
-    APP: "AppContext: --method app only (the app's other settings are the FLARE and FB-RAG "
-         "flags above)",
 }
 """Each group of flags: the context it sets and the methods that read it."""
 FAMILY_CONTEXTS: dict[str, tuple[type[ServingContext], ...]] = {
-    SERVING: (FlareContext, AppContext), FLARE: (FlareContext, AppContext),
-    FB_RAG: (FBRagContext,), APP: (AppContext,)}
+    SERVING: (FlareContext,), FLARE: (FlareContext,)}
 """The contexts each group's flags set."""
 FOLDERS = family_folders()
 FOLDER_GROUPS = [g.name for f in FOLDERS for g in f.groups]
 """The groups of the families in a folder of their own (nodes/<family>/methods.py): each
 group's flags are its first context's own fields, and each of its contexts also joins every
-group that sets one of its base classes (a context over the gates' takes the LM, FLARE and gate
-flags; REPLUG's context, over ServingContext alone, the LM, store and prompts flags)."""
-FOLDER_RENAMED = {(g.contexts[0], field): option for f in FOLDERS for g in f.groups
+group that sets one of its base classes, for the fields it does not set itself (a context over
+the gates' takes the LM, FLARE and gate flags; REPLUG's context, over ServingContext alone, the
+LM, store and prompts flags; FB-RAG's only --store, its two LMs having flags of their own)."""
+_GROUP_OF = {g.name: g for f in FOLDERS for g in f.groups}
+FOLDER_RENAMED = {(g.contexts[0], field): option for g in _GROUP_OF.values()
                   for field, option in g.renamed}
-"""The folder groups' flags of their own for fields their parent context has (--replug-k)."""
-for _group_of_folder in (g for f in FOLDERS for g in f.groups):
+"""The folder groups' flags of their own for fields spelled otherwise (--replug-k,
+--strong-url)."""
+OWN = {(g.contexts[0], f.name) for g in _GROUP_OF.values() for f in fields(g.contexts[0])
+       if g.own(f.name)}
+"""(context, field) that a folder group renames or leaves unread: its parent group's flag
+does not set it there."""
+for _group_of_folder in _GROUP_OF.values():
     GROUPS[_group_of_folder.name] = _group_of_folder.line
     for _group, _held in FAMILY_CONTEXTS.items():
         _bases = (ServingContext,) if _group == SERVING else _held
@@ -58,21 +60,10 @@ for _group_of_folder in (g for f in FOLDERS for g in f.groups):
 OPTIONS: dict[tuple[type[ServingContext], str], str] = {
     (FlareContext, "store_dir"): "--store", (FlareContext, "prompt_set"): "--prompts",
     (FlareContext, "query_formulation"): "--query", (FlareContext, "window_tokens"): "--window",
-    (FBRagContext, "base_url"): "--strong-url", (FBRagContext, "model"): "--strong-model",
-    (FBRagContext, "prompt_format"): "--strong-format",
-    (FBRagContext, "light_base_url"): "--light-url",
-    (FBRagContext, "light_prompt_format"): "--light-format",
-    (FBRagContext, "max_answer_tokens"): "--answer-tokens", (FBRagContext, "k"): "--fb-k",
-    (FBRagContext, "retriever"): "--fb-retriever",
-    (FBRagContext, "query_encoder"): "--fb-query-encoder", (FBRagContext, "scale"): "--fb-scale",
 }
 """The flags not spelled --field-name (by the first context of their group): short names the
 docs already use, and the family prefixes."""
 OPTIONS.update(FOLDER_RENAMED)
-ONE_CORPUS = "store_dir"
-"""The corpus folder: one flag, --store, for every family (FB-RAG retrieves from it too)."""
-UNREAD = {(FBRagContext, "prompt_set"), (FBRagContext, "exemplar_retrieval")}
-"""Fields no node of that context's graphs reads (FB-RAG's prompts are its own), so no flag."""
 ENV_DEFAULTS = {
     "--base-url": "ACTIVERAG_BASE_URL, else http://ACTIVERAG_HOST:ACTIVERAG_PORT/v1",
     "--model": "ACTIVERAG_MODEL", "--store": "ACTIVERAG_STORE_DIR, else ACTIVERAG_HOME/store",
@@ -141,24 +132,16 @@ def _group_fields(group: str) -> list[str]:
         return shared
     if group == FLARE:
         return [f.name for f in fields(FlareContext) if f.name not in shared]
-    if group == APP:
-        return [f.name for f in fields(AppContext) if f.name not in
-                {g.name for g in fields(FlareContext)} and not _composite(AppContext, f.name)]
-    if group == FB_RAG:
-        return [f.name for f in fields(FBRagContext) if (FBRagContext, f.name) not in UNREAD]
-    # a family over another's context (REPLUG, Adaptive-RAG, SeaKR-lite, IRCoT, the gates,
-    # ETC, DRAGIN-lite, a family folder's): the fields its context adds to its parent's, and
-    # those it sets with a flag of its own
+    # a family over another's context (REPLUG, FB-RAG, the app, Adaptive-RAG, SeaKR-lite,
+    # IRCoT, the gates, ETC, DRAGIN-lite, a new family folder's): the fields its context adds
+    # to its parent's and those it sets with a flag of its own, less those no node reads and
+    # those that hold another family's context (the app's fb, which that family's flags make)
     own = FAMILY_CONTEXTS[group][0]
     parent = next(c for c in own.__mro__[1:] if dataclasses.is_dataclass(c))
-    return [f.name for f in fields(own) if f.name not in {g.name for g in fields(parent)}
-            or (own, f.name) in FOLDER_RENAMED]
-
-
-def _composite(cls: type, name: str) -> bool:
-    """Whether field NAME of CLS holds another family's context (the app's fb), which that
-    family's flags make."""
-    return any(dataclasses.is_dataclass(t) for t in _types(_hints(cls)[name]))
+    unread = _GROUP_OF[group].unread
+    return [f.name for f in fields(own)
+            if (f.name not in {g.name for g in fields(parent)} or (own, f.name) in FOLDER_RENAMED)
+            and f.name not in unread and f.name not in composites(own)]
 
 
 def _types(kind: Any) -> tuple[Any, ...]:
@@ -171,11 +154,10 @@ def make_flags() -> list[Flag]:
     made: dict[str, Flag] = {}
     for group in GROUPS:
         for name in _group_fields(group):
-            contexts = FAMILY_CONTEXTS[group]
-            option = OPTIONS.get((contexts[0], name), "--" + name.replace("_", "-"))
+            first, *joined = FAMILY_CONTEXTS[group]
+            contexts = (first, *(c for c in joined if (c, name) not in OWN))
+            option = OPTIONS.get((first, name), "--" + name.replace("_", "-"))
             group_of = group
-            if group == FB_RAG and name == ONE_CORPUS:
-                option, group_of = OPTIONS[FlareContext, name], SERVING
             if option in made:
                 old = made[option]
                 if old.field != name or old.group != group_of:
@@ -188,6 +170,12 @@ def make_flags() -> list[Flag]:
 
 
 FLAGS = make_flags()
+
+
+def option_of(cls: type, name: str) -> str:
+    """The flag that sets field NAME of context class CLS (FB-RAG's base_url: --strong-url)."""
+    return next((f.option for f in FLAGS if f.field == name and cls in f.contexts),
+                "--" + name.replace("_", "-"))
 
 
 def shown(value: Any) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from activerag.cli.flags import FLAGS, Flag, given
-from activerag.context import AppContext, FBRagContext, FlareContext, ServingContext
+from activerag.context import FlareContext, ServingContext, composites
 from activerag.errors import ActiveRagError
 from activerag.settings import Settings
 
@@ -57,6 +57,8 @@ def context(cls: type[ServingContext], args: argparse.Namespace,
             default = FROM_SETTINGS[flag.option](settings)
             if default is not None:
                 values[flag.field] = default
+    for name, held in composites(cls).items():  # the app's fb: FB-RAG's, from its flags
+        values[name] = context(held, args, settings)
     return cls(**values)
 
 
@@ -73,12 +75,8 @@ def method_runs(args: argparse.Namespace, settings: Settings,
 
     classes = {METHODS[name].context for name in names}
     flare = flare_context(args, settings)
-    fb = context(FBRagContext, args, settings) if classes & {FBRagContext, AppContext} else None
-    app = context(AppContext, args, settings) if AppContext in classes else flare
-    own = {cls: context(cls, args, settings) for cls in classes
-           if cls not in (FlareContext, AppContext, FBRagContext)}
-    return {name: method(name, app if METHODS[name].context is AppContext else flare, fb, own)
-            for name in names}
+    own = {cls: context(cls, args, settings) for cls in classes if cls is not FlareContext}
+    return {name: method(name, flare, contexts=own) for name in names}
 
 
 def check_methods(args: argparse.Namespace) -> list[str]:

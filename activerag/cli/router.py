@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from activerag.cli.flags import FLAGS, FLARE, SERVING, add_flags
-from activerag.context import AppContext, FlareContext
+from activerag.context import FlareContext
 from activerag.errors import ActiveRagError
-from activerag.nodes.adaptive_rag.context import AdaptiveContext
 from activerag.settings import Settings
 
 MULTI_STEP = "ircot"
@@ -94,8 +93,7 @@ def train_router(args: argparse.Namespace, settings: Settings) -> int:
     if args.multi not in METHODS:
         raise unknown_method_error([args.multi])
     context = METHODS[args.multi].context
-    if args.multi in ONE_STEP or not issubclass(context, FlareContext) or \
-            issubclass(context, (AppContext, AdaptiveContext)):
+    if args.multi in ONE_STEP or not issubclass(context, FlareContext) or context.ROUTES:
         raise ActiveRagError(f"--multi {args.multi} is not a multi-step method that answers a "
                              "question alone under FLARE's settings; give one such as flare")
     if args.cache:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from activerag.context import AppContext
 from activerag.evaluation.report import format_stage, format_step
 
 
@@ -20,15 +19,16 @@ def event(chunk: Mapping[str, Any]) -> str:
 
 def after_run(final: Mapping[str, Any], ctx: object, streamed: bool) -> list[str]:
     """What the run decided that its stream did not show (STREAMED: sentences were shown)."""
-    if isinstance(ctx, AppContext):
+    if "runs" in final:  # a method that ran others inside its nodes (the app)
         return app_decisions(final, ctx)
     if streamed:
         return []
     return [format_step(step) for step in final.get("trace", [])]
 
 
-def app_decisions(final: Mapping[str, Any], ctx: AppContext) -> list[str]:
-    """Each method the app ran, in order, with what it decided, then the route that answered."""
+def app_decisions(final: Mapping[str, Any], ctx: Any) -> list[str]:
+    """Each method the app ran, in order, with what it decided, then the route that answered
+    (CTX: the app's context, whose min_confidence single's confidence is held against)."""
     lines = []
     for name, out in final.get("runs", {}).items():
         lines.append(f"[app: {name}]")

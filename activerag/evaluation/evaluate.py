@@ -23,7 +23,7 @@ from typing import Any
 from tqdm import tqdm
 
 from activerag import durable
-from activerag.context import FBRagContext, FlareContext, ServingContext
+from activerag.context import FlareContext, ServingContext
 from activerag.errors import ActiveRagError
 from activerag.evaluation.datasets import Example, load_dataset
 from activerag.evaluation.rows import gold_read, row_of, score
@@ -170,10 +170,11 @@ def _parse_row(line: str) -> dict[str, Any] | None:
     return row if ok else None
 
 
-def method_runs(methods: list[str], context: FlareContext, fb_context: FBRagContext | None = None,
+def method_runs(methods: list[str], context: FlareContext, *given: ServingContext,
                 ) -> dict[str, tuple[Any, ServingContext]]:
-    """The graph and context of each named method (FB-RAG's from FB_CONTEXT)."""
-    return {name: method(name, context, fb_context) for name in methods}
+    """The graph and context of each named method: a family's from GIVEN where one of its
+    context class is there (FB-RAG's), else made from CONTEXT (registry.method)."""
+    return {name: method(name, context, *given) for name in methods}
 
 
 async def evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, ServingContext]],

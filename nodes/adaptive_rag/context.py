@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import ClassVar
 
 from activerag.context import FlareContext
 from activerag.context_checks import documented
@@ -22,6 +23,8 @@ class AdaptiveContext(FlareContext):
     """A router folder written by `activerag train-router` (logistic regression on the
     question's MiniLM embedding); empty: the prompt classifier asks the served LM (the
     adaptive_rag method refuses to run without a router, adaptive_rag_prompt never reads one)."""
+
+    ROUTES: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         super().__post_init__()

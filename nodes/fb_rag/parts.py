@@ -8,7 +8,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from activerag.context import FBRagContext
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.nodes.parts import Parts, _lm
 from activerag.nodes.prompts import Layout
 from activerag.serving import cache

@@ -19,10 +19,10 @@ from typing import Literal, TypeVar
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
-from activerag.context import FBRagContext
 from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
 from activerag.nodes.base import Update, checked_question
 from activerag.nodes.fb_rag import logic as fb
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.nodes.fb_rag.logic import Chunk
 from activerag.nodes.fb_rag.parts import FBParts, light_layout
 from activerag.nodes.fb_rag.prompts import READ, READER_STOPS, SAMPLE, reader_prompt

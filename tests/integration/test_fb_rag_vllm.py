@@ -9,11 +9,12 @@ import random
 import pytest
 
 from activerag import longctx
-from activerag.context import FBRagContext, FlareContext
+from activerag.context import FlareContext
 from activerag.demo import DEMO_CORPUS, load_demo_questions
 from activerag.errors import LMServerUnreachable
 from activerag.graphs.fb_rag import build_baseline_graph, build_fb_rag_graph
 from activerag.graphs.registry import METHODS, method
+from activerag.nodes.fb_rag.context import FBRagContext
 
 pytestmark = pytest.mark.integration
 
@@ -108,8 +109,8 @@ async def test_each_method_answers_a_question_without_a_context_from_the_store(
 
 async def test_the_app_sends_a_question_with_its_context_to_fb_rag_on_both_servers(
         vllm_url, strong_url, row):
-    from activerag.context import AppContext
     from activerag.graphs.app import graph
+    from activerag.nodes.app.context import AppContext
 
     given = {"question": row["question"], "context": row["context"]}
     out = await graph.ainvoke(given, context=AppContext(

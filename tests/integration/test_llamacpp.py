@@ -7,11 +7,12 @@ from dataclasses import replace
 import pytest
 
 from activerag.cli import main
-from activerag.context import FBRagContext, FlareContext
+from activerag.context import FlareContext
 from activerag.demo import load_demo_questions
 from activerag.errors import PromptTooLong
 from activerag.graphs.fb_rag import build_fb_rag_graph
 from activerag.graphs.registry import METHODS, method
+from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.serving.dialect import LLAMA_CPP
 from activerag.serving.lm import VLLMClient
 from activerag.serving.probe import probe

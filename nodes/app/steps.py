@@ -9,9 +9,12 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from activerag.context import AppContext, FBRagContext, ServingContext
+from activerag.context import ServingContext
+from activerag.nodes.app.context import AppContext
+from activerag.nodes.app.state import AppState
 from activerag.nodes.base import Node, Update, fresh_run
-from activerag.state import COUNTERS, AppState, StepTrace
+from activerag.nodes.fb_rag.context import FBRagContext
+from activerag.state import COUNTERS, StepTrace
 
 
 def answer_confidence(trace: Sequence[StepTrace]) -> float | None:
