@@ -56,10 +56,18 @@ def who_runs_what(dest: Path, timeout: float, tests: list[str],
     of an earlier run on the same tree, reused; else it is made, and kept in DEST/.coverage."""
     if kept is None:
         rc = dest / ".coveragerc"
-        rc.write_text("[run]\ndynamic_context = test_function\nsource = activerag\n")
+        # a test that runs the CLI in a subprocess covers what that process runs: coverage
+        # follows Python subprocesses, whose static context is the test that started them
+        # (set by PLUGIN), so that such a test is chosen for the lines it reaches
+        rc.write_text("[run]\ndynamic_context = test_function\nsource = activerag\n"
+                      "patch = subprocess\nparallel = true\n")
+        (dest / "mutants_context.py").write_text(PLUGIN)
         subprocess.run([sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m",
                         "pytest", "-q", "-m", "not integration", "-p", "no:cacheprovider",
-                        *tests], cwd=dest, capture_output=True, timeout=timeout)
+                        "-p", "mutants_context", *tests], cwd=dest, capture_output=True,
+                       timeout=timeout, env={**os.environ, "PYTHONPATH": str(dest)})
+        subprocess.run([sys.executable, "-m", "coverage", "combine", f"--rcfile={rc}"],
+                       cwd=dest, capture_output=True)
     from coverage import CoverageData
 
     data = CoverageData(basename=str(kept or dest / ".coverage"))
@@ -67,6 +75,8 @@ def who_runs_what(dest: Path, timeout: float, tests: list[str],
     by_file: dict[str, dict[int, set[str]]] = {}
     footprint: dict[str, int] = {}
     for name in data.measured_files():
+        if "/activerag/" not in name:  # a subprocess that imported another copy
+            continue
         rel = "activerag/" + name.split("/activerag/", 1)[1]
         by_line = data.contexts_by_lineno(name)
         by_file[rel] = {line: {_node_id(c) for c in ctxs if c} for line, ctxs in by_line.items()}
@@ -98,8 +108,34 @@ def verdict(dest: Path, tests: list[str], import_time: bool, args: argparse.Name
     return outcome
 
 
+PLUGIN = """import base64
+import json
+import os
+
+CONFIG = "COVERAGE_PROCESS_CONFIG"
+BEFORE = os.environ.get(CONFIG)
+
+
+def pytest_runtest_setup(item):
+    if BEFORE is None:
+        return
+    config = json.loads(base64.b64decode(BEFORE))
+    config["context"] = item.module.__name__.split(".")[-1] + "." + item.name.split("[")[0]
+    os.environ[CONFIG] = base64.b64encode(json.dumps(config).encode()).decode()
+
+
+def pytest_runtest_teardown(item):
+    if BEFORE is not None:
+        os.environ[CONFIG] = BEFORE
+"""
+"""A pytest plugin that gives the subprocesses of each test (coverage's config for them, in
+the environment they inherit) that test's name as their static context."""
+
+
 def _node_id(context: str) -> str:
-    """'test_x.test_y' (coverage's test_function context) as pytest's tests/test_x.py::test_y."""
+    """'test_x.test_y' (coverage's test_function context, or a subprocess's static one, or
+    both joined by '|') as pytest's tests/test_x.py::test_y."""
+    context = context.split("|")[-1]
     module, _, function = context.partition(".")
     return f"tests/{module}.py::{function.split('.')[-1]}"
 

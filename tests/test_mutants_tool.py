@@ -85,3 +85,25 @@ def test_a_line_run_only_at_import_meets_the_whole_suite_when_its_files_tests_pa
     assert m.verdict(Path("."), [], True, args) == "killed" and calls == [["tests"]]
     monkeypatch.setattr(m, "run", lambda dest, tests, timeout: "survived")
     assert m.verdict(Path("."), [], True, args) == "survived (whole suite)"
+
+
+def test_a_tests_subprocesses_are_measured_under_that_tests_name(monkeypatch):
+    """The coverage run's plugin rewrites the config coverage hands its subprocesses, so that a
+    test running the CLI in a subprocess is chosen for the lines that process runs."""
+    import base64
+    import json
+    import os
+    from types import SimpleNamespace
+
+    m = tool()
+    given = base64.b64encode(json.dumps({"context": None, "source": ["activerag"]}).encode())
+    monkeypatch.setenv("COVERAGE_PROCESS_CONFIG", given.decode())
+    plugin: dict = {}
+    exec(m.PLUGIN, plugin)
+    item = SimpleNamespace(name="test_b[x-1]", module=SimpleNamespace(__name__="tests.test_a"))
+    plugin["pytest_runtest_setup"](item)
+    seen = json.loads(base64.b64decode(os.environ["COVERAGE_PROCESS_CONFIG"]))
+    assert seen == {"context": "test_a.test_b", "source": ["activerag"]}
+    assert m._node_id(seen["context"]) == "tests/test_a.py::test_b"
+    plugin["pytest_runtest_teardown"](item)
+    assert os.environ["COVERAGE_PROCESS_CONFIG"] == given.decode()
