@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from langchain_core.documents import Document
 
+from activerag.errors import CorpusError
 from activerag.stores import chroma
 from activerag.stores.chroma import ChromaStore
 from activerag.stores.embedding import MiniLMEmbedding
@@ -83,3 +84,21 @@ def test_a_store_searched_with_a_query_encoder_adds_and_searches_with_its_vector
     assert doc.id == "d2" and similarity == pytest.approx(1.0, abs=1e-5)
     [(doc, _)] = store.search("Who was born in Vesk?", 1)
     assert doc.id == "d1"
+
+
+def test_every_passage_comes_back_with_its_title_and_vector_in_any_batch_size(tmp_path):
+    """What REPLUG-LSR's trainer re-embeds from: each stored passage, its title and its own
+    vector, whole across batches (the collection's order)."""
+    store = ChromaStore(tmp_path / "store", embedding=TinyEmbedding())
+    vectors = [[1.0, 0.0, 0.0], [0.0, 0.6, 0.8]]
+    store.add_embedded(DOCS, vectors)
+    for batch in (1, 2, 5000):
+        docs, got = store.passages(batch=batch)
+        by_id = dict(zip([d.id for d in docs], got, strict=True))
+        assert sorted(by_id) == ["d1", "d2"] and got.dtype == np.float32
+        assert np.allclose(by_id["d1"], vectors[0]) and np.allclose(by_id["d2"], vectors[1])
+        assert {d.id: (d.page_content, d.metadata["title"]) for d in docs} == {
+            "d1": ("Alpha Beta was born in Vesk.", "Alpha Beta"),
+            "d2": ("Alpha Beta moved to Ulm.", "Ulm")}
+    with pytest.raises(CorpusError, match="the Chroma store is empty; ingest a corpus first"):
+        ChromaStore(tmp_path / "empty", embedding=TinyEmbedding()).passages()
