@@ -39,12 +39,12 @@ def serve(argv: list[str], home: Path) -> int:
 def test_serve_parallel_gives_llama_server_that_many_slots(tmp_path: Path, started):
     assert serve(["--engine", "llama.cpp", "--parallel", "2"], tmp_path) == 0
     assert serve(["--engine", "llama.cpp"], tmp_path) == 0
-    assert [kw["launch"].parallel for _, kw in started] == [2, 4]
+    assert [kw["launch"].parallel for _, kw in started] == [2, 5]
     # a caller's namespace without the option (not the CLI's parser) gets the default too
     args = cli.parser().parse_args(["serve", "--engine", "llama.cpp"])
     del args.parallel
     commands.serve(args, Settings(home=tmp_path))
-    assert started[-1][1]["launch"].parallel == 4
+    assert started[-1][1]["launch"].parallel == 5
 
 
 def _documented() -> dict[str, tuple[int, int]]:
@@ -117,3 +117,13 @@ def test_every_catalogue_model_states_what_was_measured_for_it():
         for name in ("server_gb", "llama_gb", "sha256"):
             assert getattr(model, name) != defaults[name], (model.key, name)
         assert len(model.sha256) == 64 and model.megabytes > 0, model.key
+
+
+def test_fb_rag_s_default_samples_fit_one_request_on_the_default_llama_server():
+    """llama-server gives one request at most as many samples (n) as it has slots: FB-RAG's
+    light sampler asks its K samples in one request."""
+    from activerag.nodes.fb_rag.context import FBRagContext
+    from activerag.serving.server import Launch
+
+    assert FBRagContext().samples <= Launch().parallel
+    assert cli.parser().parse_args(["serve"]).parallel == Launch().parallel

@@ -73,9 +73,10 @@ def _add_serve(sub: Any) -> None:
     s.add_argument("--max-model-len", type=int,
                    help=f"context length (default: the catalogue model's; {DEFAULT_MAX_MODEL_LEN} "
                         "for --model-dir/--gguf)")
-    s.add_argument("--parallel", type=int, default=4,
+    s.add_argument("--parallel", type=int, default=5,
                    help="llama.cpp: requests served at once (slots), each with the whole "
-                        "--max-model-len (default 4)")
+                        "--max-model-len; one request's n samples take a slot each (default "
+                        "5: FB-RAG's 5 samples in one request)")
     s.add_argument("--threads", type=int, help="llama.cpp: threads (default: every core)")
     s.add_argument("--chat-template",
                    help="serve with another chat template than the model's own: a llama.cpp "

@@ -70,7 +70,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     tools = server.TOOL_CALL_ARGS if getattr(args, "tool_calls", False) else ()
     if tools and engine == "llama.cpp":
         tools = ()  # llama-server answers tool calls with the model's Jinja template as it is
-    launch = server.Launch(engine, tools, getattr(args, "parallel", None) or 4,
+    launch = server.Launch(engine, tools, getattr(args, "parallel", None) or server.Launch.parallel,
                            getattr(args, "threads", None), getattr(args, "chat_template", None))
     url = server.start_server(settings, model_dir, args.max_model_len, args.served_name,
                               model=model, launch=launch, gguf=gguf)

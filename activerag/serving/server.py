@@ -155,8 +155,9 @@ class Launch:
     engine: str = "vllm"
     extra_args: Sequence[str] = ()
     """More of the engine's own flags (TOOL_CALL_ARGS: vLLM's tool calls)."""
-    parallel: int = 4
-    """llama.cpp: request slots served at once, each with the whole context length."""
+    parallel: int = 5
+    """llama.cpp: request slots served at once, each with the whole context length (one
+    request's n samples take a slot each: 5 lets FB-RAG's K = 5 samples share one request)."""
     threads: int | None = None
     """llama.cpp: threads (default: every core)."""
     chat_template: str | None = None
