@@ -6,13 +6,14 @@ each run against the unit tests that execute its line.
 
 In a copy of the checkout laid out as installed: the unit suite runs once under coverage with
 each test function as a context (who runs which line); then, for each sampled mutant, its line's
-tests run with -x against the mutated copy (a line run only at import, that no test function
-runs, gets its file's tests and then, if they pass, the whole unit suite). Killed: a test
+tests run with -x against the mutated copy (a line run at import, outside any test function,
+gets the tests that call it, else its file's, and then, if they pass, the whole unit suite; a
+test that runs the CLI in a subprocess counts for the lines that process runs). Killed: a test
 failed (or the mutant broke the import); survived: they all passed, or no unit test runs the
-line. The report gives the kill
-rate with its 95% (Wilson) interval and every survivor, marked from
-benchmarks/mutants_reviewed.json: "equivalent: why" (left out of the rate) or "missing test"
-(counted). A fresh seed draws a fresh sample. A benchmark, not a CI step: it prints its time.
+line. The report gives the kill rate with its 95% (Wilson) interval and every survivor,
+marked from benchmarks/mutants_reviewed.json: "equivalent: why" (left out of the rate) or
+"missing test" (counted). A fresh seed draws a fresh sample. A benchmark, not a CI step: it
+prints its time.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def who_runs_what(dest: Path, timeout: float, tests: list[str],
                   kept: Path | None = None) -> tuple[Coverage, dict[str, set[int]]]:
     """For each installed source file in DEST, each line's unit tests (pytest node ids) among
     TESTS (files or folders), those that run fewest lines first (the quick, focused tests: a
-    killed mutant is found sooner), and the lines run only at import. KEPT: the coverage data
+    killed mutant is found sooner), and the lines run at import. KEPT: the coverage data
     of an earlier run on the same tree, reused; else it is made, and kept in DEST/.coverage."""
     if kept is None:
         rc = dest / ".coveragerc"
@@ -73,6 +74,7 @@ def who_runs_what(dest: Path, timeout: float, tests: list[str],
     data = CoverageData(basename=str(kept or dest / ".coverage"))
     data.read()
     by_file: dict[str, dict[int, set[str]]] = {}
+    at_import: dict[str, set[int]] = {}
     footprint: dict[str, int] = {}
     for name in data.measured_files():
         if "/activerag/" not in name:  # a subprocess that imported another copy
@@ -80,25 +82,26 @@ def who_runs_what(dest: Path, timeout: float, tests: list[str],
         rel = "activerag/" + name.split("/activerag/", 1)[1]
         by_line = data.contexts_by_lineno(name)
         by_file[rel] = {line: {_node_id(c) for c in ctxs if c} for line, ctxs in by_line.items()}
+        at_import[rel] = {line for line, ctxs in by_line.items() if "" in ctxs}
         for ids in by_file[rel].values():
             for node in ids:
                 footprint[node] = footprint.get(node, 0) + 1
     out: Coverage = {}
     for rel, lines in by_file.items():
-        # A line run only at import (a module's constants, its defs) has no test context: the
-        # tests of any line of its file are tried first, and if they pass the whole suite
-        # (what a module builds at import, the CLI's flags, a family's rows, is read by tests
-        # that never call into the module)
+        # A line run at import (a module's constants, its defs, a graph compiled when its
+        # module loads) is run outside any test function: the tests that call it, else those
+        # of any line of its file, are tried first, and if they pass the whole suite (what a
+        # module builds at import, the CLI's flags, a family's rows, a module-level graph, is
+        # read by tests that never call into it)
         importers = set().union(*lines.values())
         out[rel] = {line: sorted(ids or importers, key=lambda n: (footprint[n], n))
                     for line, ids in lines.items()}
-    return out, {rel: {line for line, ids in lines.items() if not ids}
-                 for rel, lines in by_file.items()}
+    return out, at_import
 
 
 def verdict(dest: Path, tests: list[str], import_time: bool, args: argparse.Namespace) -> str:
-    """A mutant's outcome under its covering TESTS, and for a line run only at IMPORT_TIME
-    that they let survive, under the whole unit suite (args.tests)."""
+    """A mutant's outcome under its covering TESTS, and for a line run at IMPORT_TIME that
+    they let survive, under the whole unit suite (args.tests)."""
     if not tests and not import_time:
         return "survived (no test runs it)"
     outcome = run(dest, tests, args.timeout) if tests else "survived"
