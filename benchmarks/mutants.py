@@ -138,7 +138,7 @@ the environment they inherit) that test's name as their static context."""
 def _node_id(context: str) -> str:
     """'test_x.test_y' (coverage's test_function context, or a subprocess's static one, or
     both joined by '|') as pytest's tests/test_x.py::test_y."""
-    context = context.split("|")[-1]
+    context = next((part for part in reversed(context.split("|")) if part), "")
     module, _, function = context.partition(".")
     return f"tests/{module}.py::{function.split('.')[-1]}"
 

@@ -107,3 +107,27 @@ def test_a_tests_subprocesses_are_measured_under_that_tests_name(monkeypatch):
     assert m._node_id(seen["context"]) == "tests/test_a.py::test_b"
     plugin["pytest_runtest_teardown"](item)
     assert os.environ["COVERAGE_PROCESS_CONFIG"] == given.decode()
+
+
+def test_a_line_run_at_import_is_marked_so_even_where_a_test_also_calls_it(tmp_path):
+    """A graph compiled when its module loads is also compiled by the tests of its builder: its
+    line keeps those tests and is marked as run at import, so that a survivor there meets the
+    whole suite (seed 5's graphs/replug.py combine node without its retry policy)."""
+    from coverage import CoverageData
+
+    m = tool()
+    source = "/copy/activerag/graphs/replug.py"
+    data = CoverageData(basename=str(tmp_path / ".coverage"))
+    data.set_context("")
+    data.add_lines({source: [1, 3]})
+    data.set_context("test_replug.test_builds")
+    data.add_lines({source: [1, 2]})
+    data.set_context("test_cli.test_ask")  # a subprocess a test started: its static context
+    data.add_lines({source: [2]})
+    data.write()
+    tests, at_import = m.who_runs_what(tmp_path, 1, [], tmp_path / ".coverage")
+    lines = tests["activerag/graphs/replug.py"]
+    assert lines[1] == ["tests/test_replug.py::test_builds"]
+    assert set(lines[2]) == {"tests/test_replug.py::test_builds", "tests/test_cli.py::test_ask"}
+    assert set(lines[3]) == set(lines[2])  # run by no test function: its file's tests
+    assert at_import == {"activerag/graphs/replug.py": {1, 3}}
