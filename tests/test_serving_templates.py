@@ -113,3 +113,21 @@ def test_prompt_format_auto_gives_the_nodes_the_served_layout_or_plain():
         with _server("vllm", has_template) as url:
             ctx = ServingContext(base_url=url, model=MODEL, prompt_format="auto")
             assert asyncio.run(Parts().layout_for(ctx, model=MODEL)) == expected
+
+
+def test_auto_with_an_lm_of_its_own_is_its_layout_or_chatml_said_once(caplog, monkeypatch):
+    """A graph given an LM (a scripted one) has no server to learn a template from: auto is the
+    LM's own chat_layout where it carries one, else ChatML, and the warning is given once."""
+    from activerag.nodes import parts as parts_module
+    from activerag.testing.scripted import ScriptedLM
+
+    monkeypatch.setattr(parts_module, "_warned", set())
+    ctx = ServingContext(prompt_format="auto")
+    with caplog.at_level("WARNING"):
+        assert asyncio.run(Parts(lm=ScriptedLM([])).layout_for(ctx)) == "chatml"
+        assert asyncio.run(Parts(lm=ScriptedLM([])).layout_for(ctx)) == "chatml"
+    assert sum("lays out ChatML" in r.message for r in caplog.records) == 1
+    own = ScriptedLM([])
+    own.chat_layout = "plain"  # type: ignore[attr-defined]
+    assert asyncio.run(Parts(lm=own).layout_for(ctx)) == "plain"
+    assert asyncio.run(Parts(lm=own).layout_for(ctx, fmt="chatml")) == "chatml"
