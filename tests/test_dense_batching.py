@@ -60,3 +60,12 @@ def test_a_few_texts_are_encoded_in_one_call_as_given():
     out = unit_vectors(model, texts)
     assert model.calls == [texts] and len(texts) <= ENCODE_BATCH
     assert out[:, 1].tolist() == [0, 1, 2]
+
+
+def test_a_model_without_a_tokenizer_is_measured_in_characters_and_still_batched():
+    model = FakeEncoder()
+    model.tokenizer = None
+    assert token_lengths(model, ["a b", "abcdef"]).tolist() == [3, 6]
+    lengths = [(i * 37) % 50 + 1 for i in range(100)]
+    out = unit_vectors(model, texts_of(lengths))
+    assert out[:, 1].tolist() == list(range(100)) and [len(c) for c in model.calls] == [64, 36]
