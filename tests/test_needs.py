@@ -89,6 +89,15 @@ def test_replug_needs_the_top_logprobs_its_run_asks_for():
     assert "top_logprobs_20" in needs_of("flare_etc", etc)["http://a/v1"]
 
 
+def test_a_trigger_that_reads_two_alternatives_needs_them_of_the_server():
+    """The margin gate reads the top two logprobs of each draft token: its server must give
+    at least two (every trigger's count is its registration's)."""
+    flare = FlareContext(base_url="http://a/v1")
+    margin = registry.method("gate_margin", flare)[1]
+    assert {"logprobs", "top_logprobs_2"} <= needs_of("gate_margin", margin)["http://a/v1"]
+    assert not any(n.startswith("top_logprobs_") for n in needs_of("flare", flare)["http://a/v1"])
+
+
 def test_fb_rag_s_light_sampler_is_checked_for_n(capsys, tmp_path):
     context = tmp_path / "context.txt"
     context.write_text(" ".join(f"Word{i} lives in Kelmor." for i in range(50)))
