@@ -90,11 +90,12 @@ def test_replug_needs_the_top_logprobs_its_run_asks_for():
 
 
 def test_a_trigger_that_reads_two_alternatives_needs_them_of_the_server():
-    """The margin gate reads the top two logprobs of each draft token: its server must give
-    at least two (every trigger's count is its registration's)."""
+    """FLARE run with the margin trigger (registered with top_logprobs=2) reads the top two
+    logprobs of each draft token: its server must give at least two, whatever the method's
+    own row says."""
     flare = FlareContext(base_url="http://a/v1")
-    margin = registry.method("gate_margin", flare)[1]
-    assert {"logprobs", "top_logprobs_2"} <= needs_of("gate_margin", margin)["http://a/v1"]
+    by_margin = FlareContext(base_url="http://a/v1", trigger="margin")
+    assert {"logprobs", "top_logprobs_2"} <= needs_of("flare", by_margin)["http://a/v1"]
     assert not any(n.startswith("top_logprobs_") for n in needs_of("flare", flare)["http://a/v1"])
 
 
