@@ -96,10 +96,10 @@ class _Handler(QuietHandler):
         path = self.path.rstrip("/")
         b.requests.append((path, body))
         if path == "/tokenize" and "tokenize" not in b.lacks:
-            ids = b.ids(body.get("prompt") or "".join(
+            ids = [] if "tokens" in b.lacks else b.ids(body.get("prompt") or "".join(
                 m["content"] for m in body.get("messages", [])))
             self._json(200, {"tokens": ids, "count": len(ids), "max_model_len": 2048})
-        elif path == "/detokenize" and "tokenize" not in b.lacks:
+        elif path == "/detokenize" and not {"tokenize", "detokenize"} & b.lacks:
             self._json(200, {"prompt": "".join(b.word(i) for i in body["tokens"])})
         elif path == "/v1/chat/completions" and "chat" not in b.lacks:
             self._json(200, {"choices": [{"index": 0, "finish_reason": "length", "message": {

@@ -40,6 +40,16 @@ def test_each_missing_ability_is_found_missing_and_only_it(ability):
     assert ability in found.why
 
 
+@pytest.mark.parametrize(("lacks", "why"), [
+    ("tokens", "/tokenize answered without tokens"), ("detokenize", "HTTP 404")])
+def test_tokenize_needs_tokens_back_and_a_detokenize_that_answers(lacks, why):
+    """Token-id prompts need both ends: /tokenize that gives ids, and /detokenize."""
+    with backend(Backend({lacks})) as url:
+        found = probe(url)
+    assert "tokenize" not in found.found and not found.has("tokenize")
+    assert why in found.why["tokenize"]
+
+
 def test_the_server_s_refusal_is_kept_as_the_reason():
     with backend(Backend({"echo", "n"})) as url:
         found = probe(url)
