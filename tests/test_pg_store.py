@@ -163,3 +163,21 @@ def test_ask_on_a_thread_with_an_unreachable_database_stops_before_any_server_is
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1
     assert err[0].startswith("activerag: error: ACTIVERAG_DATABASE_URL=")
+
+
+@pytest.mark.parametrize("words, needs_it", [([], False), (["--thread", "t1"], True)])
+def test_ask_reaches_the_database_only_for_a_thread(monkeypatch, capsys, tmp_path, words,
+                                                    needs_it, allow_port):
+    """A plain `ask` keeps nothing, so an unreachable ACTIVERAG_DATABASE_URL does not stop it
+    (the LM server it names is what it then fails on); with --thread it is refused first."""
+    from activerag.cli import main
+
+    monkeypatch.setenv("ACTIVERAG_DATABASE_URL", "postgresql://u@127.0.0.1:1/db")
+    monkeypatch.setenv("ACTIVERAG_HOME", str(tmp_path))
+    allow_port(9)  # nothing serves it: the refused connection is the error a plain ask meets
+    code = main(["ask", "--method", "none", "--base-url", "http://127.0.0.1:9/v1", *words,
+                 "Who founded Zaezum Works?"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert ("ACTIVERAG_DATABASE_URL" in err) is needs_it
+    assert ("127.0.0.1:9" in err) is not needs_it
