@@ -48,6 +48,9 @@ SKIPPED = {"adaptive_rag"}
 """Needs a router trained by `activerag train-router` (its strategies: the test below)."""
 REACHING = {"etc_threshold": -1.0, "min_confidence": 0.99}
 """Settings under which a run under the fake reaches retrieval (as tests/test_node_overrides)."""
+EXEMPLARS = {"exemplar_retrieval": True}
+"""And exemplars that retrieve their own documents: the retriever a node's prompt asks for
+(even a method that never retrieves for its answer, as none, asks it then)."""
 
 
 class Touched(Exception):
@@ -218,7 +221,7 @@ def test_a_graph_built_with_every_component_never_makes_one_of_its_own(
     record = METHODS[name]
     _, ctx = base_context(name, url, store, light_url)
     if reach:
-        ctx = reached(ctx, REACHING)
+        ctx = reached(ctx, {**REACHING, **EXEMPLARS})
     from activerag.nodes.triggers import estimator_named, top_logprobs_for
     from activerag.serving.lm import VLLMClient
     from activerag.serving.token_lm import VLLMTokens
