@@ -255,7 +255,7 @@ python results/exemplar_copies.py runs/demo-llama05b-old-exemplars \
 # Issue #37: the 1.5B reader on llama.cpp, the same questions and settings (4 slots), at the
 # commit that scores IRCoT and Adaptive-RAG by their authors' rule; results/tables_15b.py puts
 # each table beside the default model's (results/models-side-by-side.md).
-activerag serve --engine llama.cpp --model qwen2.5-coder-1.5b --parallel 4
+activerag serve --engine llama.cpp --model qwen2.5-coder-1.5b --parallel 4  # 5 since stop 46
 URL15=http://127.0.0.1:8785/v1
 activerag eval --dataset demo --store runs/demo-store --max-answer-tokens 128 --concurrency 4 \
   --n 48 --methods flare,single,none,flare_combined --run runs/demo-n48-15b --base-url $URL15
@@ -281,3 +281,10 @@ activerag eval "${H15[@]}" --concurrency 4 --run runs/hotpotqa-ircot-n100-15b --
 activerag eval "${H15[@]}" --concurrency 2 --run runs/hotpotqa-after-n100-15b \
   --methods flare_etc,dragin_lite,flare_seakr
 python results/tables_15b.py
+# FLARE against LangChain's FlareChain on the same llama-server (the 1.5B), retriever and 20
+# 2Wiki questions, one question at a time (stop 46: beside a background mutant run); then with
+# our exemplars off, as FlareChain sends none
+ACTIVERAG_BASE_URL=$URL15 python benchmarks/flarechain_compare.py --store "$STORE" --n 20 \
+  --out runs/flarechain-15b
+ACTIVERAG_BASE_URL=$URL15 python benchmarks/flarechain_compare.py --store "$STORE" --n 20 \
+  --prompts none --out runs/flarechain-15b-none
