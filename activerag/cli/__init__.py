@@ -75,8 +75,8 @@ def _add_serve(sub: Any) -> None:
                         "for --model-dir/--gguf)")
     s.add_argument("--parallel", type=int, default=5,
                    help="llama.cpp: requests served at once (slots), each with the whole "
-                        "--max-model-len; one request's n samples take a slot each (default "
-                        "5: FB-RAG's 5 samples in one request)")
+                        "--max-model-len; one request's n samples take a slot each, as "
+                        "FB-RAG's 5 samples in one request do (default 5)")
     s.add_argument("--threads", type=int, help="llama.cpp: threads (default: every core)")
     s.add_argument("--chat-template",
                    help="serve with another chat template than the model's own: a llama.cpp "
