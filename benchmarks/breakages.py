@@ -42,7 +42,7 @@ class Breakage:
 
 BREAKAGES = [
     Breakage("replug_k", "graphs/registry.py",
-             '        skip = OWN_FIELDS.get(record.context, set()) | {"k"}',
+             '        skip = own_fields().get(record.context, frozenset()) | {"k"}',
              "        skip = set()",
              ("tests/test_method_suggestions.py",)),
     Breakage("answer_letters", "activerag/evaluation/datasets.py",

@@ -16,7 +16,7 @@ from activerag.answers import AnswerRule
 from activerag.context import FlareContext, ServingContext, composites
 from activerag.errors import ActiveRagError
 from activerag.method_record import LOGPROBS, TEXT, Method
-from activerag.nodes.families import family_folders
+from activerag.nodes.families import family_folders, own_fields
 
 FAMILIES: dict[str, str] = {
     "FLARE": "Jiang et al. 2023: retrieve when the draft of the next sentence is unsure; with "
@@ -84,12 +84,6 @@ if len(METHODS) < len(_METHODS):
     _names = [m.name for m in _METHODS]
     raise TypeError(f"two registry rows share a name: "
                     f"{sorted({n for n in _names if _names.count(n) > 1})}; rename one")
-OWN_FIELDS: dict[type, set[str]] = {}
-"""Each folder context's fields it renames or leaves unread (its FlagGroup's): not carried
-over from a run's FLARE context (FB-RAG's strong reader is not FLARE's LM)."""
-for _group in (g for f in FOLDERS for g in f.groups):
-    OWN_FIELDS.setdefault(_group.contexts[0], set()).update(
-        f.name for f in fields(_group.contexts[0]) if _group.own(f.name))
 
 
 def answer_rule(name: str) -> AnswerRule:
@@ -142,7 +136,7 @@ def method(name: str, context: FlareContext, *given: ServingContext,
                                            for f in fields(record.context)
                                            if isinstance(context, record.context)}}
     else:
-        skip = OWN_FIELDS.get(record.context, set()) | {"k"}
+        skip = own_fields().get(record.context, frozenset()) | {"k"}
         carried = {f.name: getattr(context, f.name) for f in fields(ServingContext)
                    if f.name not in skip}
     held = {name: known[kind] for name, kind in composites(record.context).items()

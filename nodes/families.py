@@ -5,6 +5,7 @@ list are made from them at once."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import importlib.util
@@ -32,3 +33,16 @@ def family_folders() -> tuple[Family, ...]:
     marked `last` (the app) after the rest."""
     found = [importlib.import_module(name).FAMILY for name in folder_modules("methods")]
     return tuple(sorted(found, key=lambda family: family.last))
+
+
+@functools.cache
+def own_fields() -> dict[type, frozenset[str]]:
+    """Each folder context's fields that its flag group renames or leaves unread: the parent
+    group's flag does not set them there, and a run's FLARE context does not carry them over
+    (FB-RAG's strong reader is not FLARE's LM)."""
+    found: dict[type, set[str]] = {}
+    for group in (g for family in family_folders() for g in family.groups):
+        first = group.contexts[0]
+        found.setdefault(first, set()).update(
+            f.name for f in dataclasses.fields(first) if group.own(f.name))
+    return {cls: frozenset(names) for cls, names in found.items()}

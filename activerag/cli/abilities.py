@@ -51,7 +51,7 @@ def needs_of(name: str, ctx: Any) -> dict[str, frozenset[str]]:
             if not part:
                 continue
         else:
-            part = frozenset(n for n in needs if not prefixes or not n.startswith(prefixes))
+            part = frozenset(n for n in needs if not n.startswith(prefixes))
         out[server.url] = out.get(server.url, frozenset()) | part
     return out
 

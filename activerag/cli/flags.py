@@ -20,7 +20,7 @@ from types import NoneType, UnionType
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from activerag.context import FlareContext, ServingContext, composites
-from activerag.nodes.families import family_folders
+from activerag.nodes.families import family_folders, own_fields
 
 SERVING, FLARE = "LM, store and prompts", "FLARE"
 GROUPS = {
@@ -45,10 +45,6 @@ FOLDER_RENAMED = {(g.contexts[0], field): option for g in _GROUP_OF.values()
                   for field, option in g.renamed}
 """The folder groups' flags of their own for fields spelled otherwise (--replug-k,
 --strong-url)."""
-OWN = {(g.contexts[0], f.name) for g in _GROUP_OF.values() for f in fields(g.contexts[0])
-       if g.own(f.name)}
-"""(context, field) that a folder group renames or leaves unread: its parent group's flag
-does not set it there."""
 for _group_of_folder in _GROUP_OF.values():
     GROUPS[_group_of_folder.name] = _group_of_folder.line
     for _group, _held in FAMILY_CONTEXTS.items():
@@ -155,7 +151,7 @@ def make_flags() -> list[Flag]:
     for group in GROUPS:
         for name in _group_fields(group):
             first, *joined = FAMILY_CONTEXTS[group]
-            contexts = (first, *(c for c in joined if (c, name) not in OWN))
+            contexts = (first, *(c for c in joined if name not in own_fields().get(c, ())))
             option = OPTIONS.get((first, name), "--" + name.replace("_", "-"))
             group_of = group
             if option in made:

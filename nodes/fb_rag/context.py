@@ -3,18 +3,13 @@ the samples and Eq. 6's weights."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Literal
 
-from activerag.context import Server, ServingContext
+from activerag.context import Server, ServingContext, _env
 from activerag.context_checks import at_least, documented, refuse
 from activerag.errors import SettingError
 from activerag.serving.catalogue import DEFAULT_MODEL, FAST_MODEL, CatalogueModel
-
-
-def _env(name: str, default: str) -> str:
-    return os.environ.get(name, default)
 
 
 def _served_here(model: CatalogueModel) -> str:
