@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from langgraph.config import get_config
 from test_settings_take_effect import (  # noqa: F401
+    REPLY,
     RUNNABLE,
     base_context,
     reached,
@@ -62,8 +63,20 @@ def asked(world):  # type: ignore[no-untyped-def]  # noqa: F811
             graph, ctx = base_context(name, *world[1:])
             run(world[0], graph, ctx)
             run(world[0], graph, reaching(ctx))
+            for reply in ANSWERING:
+                world[0].reply = reply
+                try:
+                    run(world[0], graph, reaching(ctx))
+                finally:
+                    world[0].reply = REPLY
             found[name] = set(seen)
     return found
+
+
+ANSWERING = (" So the answer is Gepu.", " unanswerable")
+"""Replies that reach the branches an answer opens: REPLUG's rescoring of the documents'
+answers (the fake's default reply has none), self-route's long-context read after
+"unanswerable"."""
 
 
 REACHING = {"etc_threshold": -1.0, "min_confidence": 0.99, "beta": 0.9}
