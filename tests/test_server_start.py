@@ -189,3 +189,21 @@ def test_vllm_on_the_cpu_runs_float32_and_eager_and_on_a_gpu_neither(tmp_path):
     assert cpu[cpu.index("--served-model-name") + 1] == "served"
     assert "--served-model-name" not in gpu
     assert cpu[cpu.index("--max-model-len") + 1] == "512" and cpu[cpu.index("--port") + 1] == "8123"
+
+
+def test_a_start_says_which_engine_on_which_device_its_log_and_where_it_is_ready(
+        tmp_path, stand_in_vllm, allow_port, monkeypatch, capsys):
+    monkeypatch.setattr(server, "_has_gpu", lambda: False)
+    settings = Settings(home=tmp_path / "home", port=free_port(), host="127.0.0.1")
+    allow_port(settings.port)
+    try:
+        url = server.start_server(settings, stand_in_vllm, 512, timeout=30)
+    finally:
+        server.stop_server(settings)
+        for started in stand_ins(settings.port):
+            os.killpg(started, signal.SIGKILL)
+    said = capsys.readouterr().err.splitlines()
+    log = server.log_file(settings, "vllm")
+    assert f"[activerag] starting vLLM (CPU): log in {log}" in said, said
+    assert f"[activerag] ready: {url} serving stand-in" in said, said
+    assert url == f"http://127.0.0.1:{settings.port}/v1"

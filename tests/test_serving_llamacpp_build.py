@@ -4,6 +4,7 @@ source, a failed build's log tail, and a finished build moved into place. No com
 or cmake runs: subprocess is replaced where one would."""
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,13 +48,16 @@ def test_only_the_tools_that_are_missing_are_named(monkeypatch):
 
 
 def _pip_download(writes: bytes | None, stderr: str):
-    """A stand-in for `pip download` that leaves WRITES as the sdist (None: nothing)."""
+    """A stand-in for `pip download` that leaves WRITES as the sdist (None: nothing) and says
+    STDERR, as a real process read the way the code asked (text or bytes)."""
+    real_run = subprocess.run
 
     def run(cmd, **kwargs):
         if writes is not None:
             dest = Path(cmd[cmd.index("-d") + 1])
             (dest / "llama_cpp_python-0.3.36.tar.gz").write_bytes(writes)
-        return subprocess.CompletedProcess(cmd, 0 if writes is not None else 1, "", stderr)
+        said = f"import sys; sys.stderr.write({stderr!r}); sys.exit({int(writes is None)})"
+        return real_run([sys.executable, "-c", said], **kwargs)
 
     return run
 

