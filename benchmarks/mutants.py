@@ -182,8 +182,8 @@ def main() -> int:
     parser.add_argument("--merge", nargs="+", type=Path, default=None,
                         help="write the report from these parts' rows instead of running")
     parser.add_argument("--keep-coverage", type=Path, default=None,
-                        help="with --rerun: copy the coverage data made of today's tree here, "
-                             "for a later --coverage")
+                        help="copy the coverage data made of this tree here, for a later "
+                             "--coverage (another --part's, or a --rerun's)")
     parser.add_argument("--drawn-at", default=None,
                         help="with --rerun: the commit its report's sample was drawn at, so "
                              "that a survivor whose code has moved since is found again")
@@ -224,6 +224,8 @@ def main() -> int:
         check_imports_copy(dest)
         t0 = time.monotonic()
         coverage, import_time = who_runs_what(dest, 3 * 3600, args.tests, args.coverage)
+        if args.keep_coverage and not args.coverage:  # for a second --part's --coverage
+            shutil.copy(dest / ".coverage", args.keep_coverage)
         print(f"who runs what: {time.monotonic() - t0:.0f} s", flush=True)
         for i, m in enumerate(sample, 1):
             where = installed_path(m.file)
