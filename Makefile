@@ -34,7 +34,7 @@ lint: setup
 	$(VENV)/bin/mypy activerag graphs nodes stores
 
 bench: setup
-	$(PY) benchmarks/flare_cost.py
+	$(PY) -m benchmarks.cost.flare_cost
 
 stop:
 	$(VENV)/bin/activerag serve --stop

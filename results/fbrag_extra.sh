@@ -3,10 +3,10 @@
 set -euo pipefail
 L=$HOME/.cache/activerag/longctx
 for ds in hotpotqa 2wiki500; do
-  python benchmarks/fb_rag_oracle.py --dataset "$L/$ds-1500w.jsonl" --n "${N:-30}" \
+  python -m benchmarks.quality.fb_rag_oracle --dataset "$L/$ds-1500w.jsonl" --n "${N:-30}" \
     --out "runs/fbrag-oracle-$ds"
 done
-python benchmarks/fb_rag_cost.py --n "${N_COST:-4}" | tee runs/fbrag-cost.md
+python -m benchmarks.cost.fb_rag_cost --n "${N_COST:-4}" | tee runs/fbrag-cost.md
 # X = 1500 -> Y = 1000 over 3,000-word contexts (stage I then reads half of the context); the
 # default model's run had its reader served with `activerag serve --max-model-len 8192`, so
 # long_context's ~4,600-token prompts were not cut in the middle

@@ -126,17 +126,17 @@ activerag eval "${DENSE05[@]}" --run runs/2wiki-dense-top1-05b-n100
 activerag eval "${DENSE05[@]}" --query-encoder runs/lsr-2wiki-05b --run runs/2wiki-lsr-top1-05b-n100
 python results/lsr_report.py --store "$DENSE_STORE"
 # REPLUG's cost: token vs agree mode on demo questions, one at a time (same tokens).
-python benchmarks/replug_cost.py --n 6 --k 10 --lookahead 8 16 > runs/replug-cost.md
+python -m benchmarks.cost.replug_cost --n 6 --k 10 --lookahead 8 16 > runs/replug-cost.md
 # REPLUG as a language model: bits per byte of held-out passages (Table 1 / Figure 4 shape);
 # SmolLM2: --n 40; the default model (results/replug-lm.*): --n 20.
-python benchmarks/replug_lm.py --store "$STORE" --n 20 --concurrency 2 --out runs/replug-lm
+python -m benchmarks.quality.replug_lm --store "$STORE" --n 20 --concurrency 2 --out runs/replug-lm
 # ... and with the dense retriever before and after LSR's LM task, on the first 24 of them.
-python benchmarks/replug_lm.py --store "$STORE" --n 24 --concurrency 4 --out runs/replug-lm-lsr \
+python -m benchmarks.quality.replug_lm --store "$STORE" --n 24 --concurrency 4 --out runs/replug-lm-lsr \
   --dense --query-encoder runs/lsr-2wiki-lm
 # The peer, one question at a time, with its own response prompt and with one the model can
 # follow (both in one run).
 # (SmolLM2 and the default model: --n 20, alone on the server; the default model at 6e0d032 code)
-python benchmarks/flarechain_compare.py --store "$STORE" --n 20 --out runs/flarechain
+python -m benchmarks.cost.flarechain_compare --store "$STORE" --n 20 --out runs/flarechain
 # FB-RAG: SmolLM2 samples (:8755), the default model reads (:8765) every table (issue #9's
 # Gemma-read numbers stay in results/README.md's last section). The smoke run (10 questions)
 # first, then the tables: main (both datasets, Y = 500 and 1000, ceilings), K = 1..5, light
@@ -154,11 +154,11 @@ python results/fbrag_report.py
 # Scale (issue #10): BM25 at 32k-1M passages (bm25s index against rank-bm25) and the graph's
 # overhead over a bare loop of the same LM calls; results/retrieval.md and overhead.md hold
 # their tables.
-python benchmarks/retrieval.py
-for l in 0.05 0.5; do python benchmarks/overhead.py --questions 10 --latency "$l"; done
+python -m benchmarks.cost.retrieval
+for l in 0.05 0.5; do python -m benchmarks.cost.overhead --questions 10 --latency "$l"; done
 # Copy the summaries (no per-example outputs: they hold the datasets' questions) into results/.
 python results/collect.py
-# Issue #21: the uncertainty gates (thresholds fixed beforehand by benchmarks/gate_thresholds.py
+# Issue #21: the uncertainty gates (thresholds fixed beforehand by benchmarks/quality/gate_thresholds.py
 # on 40 questions of 2wiki500 that are not in this file), then ETC, DRAGIN-lite, IRCoT and
 # FLARE + SeaKR-lite, on the first 100 of the main table's questions; the rows of flare,
 # single and none are the main run's (results/2wiki-gates-n100.md, by collect.py). Without the
@@ -230,20 +230,20 @@ activerag eval --dataset 2wiki "${COMMON[@]}" --n 200 --cache --run runs/2wiki-i
 # (results/2wiki-after-flare-n100.*, results/hotpotqa-after-flare-n100.*,
 #  results/2wiki-after-flare-n200.*)
 python results/after_flare.py
-# Issue #36: the engines (benchmarks/engines.py writes results/engines*.md and .json; one server
+# Issue #36: the engines (benchmarks/cost/engines.py writes results/engines*.md and .json; one server
 # at a time, the machine otherwise quiet) and the exemplars with nothing to copy: the demo set
 # on the 0.5B model on llama.cpp with the old exemplar (commit b773d72) and the new one.
-python benchmarks/engines.py --models qwen2.5-coder-0.5b --engines llama.cpp,vllm \
+python -m benchmarks.cost.engines --models qwen2.5-coder-0.5b --engines llama.cpp,vllm \
   --demo-on qwen2.5-coder-0.5b:llama.cpp --out results/engines-05b.md
-python benchmarks/engines.py --models qwen2.5-coder-1.5b --engines llama.cpp,vllm \
+python -m benchmarks.cost.engines --models qwen2.5-coder-1.5b --engines llama.cpp,vllm \
   --demo-on qwen2.5-coder-1.5b:llama.cpp --levels 1 4 8 --runs runs/engines-15b \
   --out results/engines-15b.md
 # vLLM's 0.5B on the first 24 demo questions, paired with llama.cpp's rows above (its report,
 # which then crashed on 24 questions of one kind, was rebuilt from the kept run folders)
-python benchmarks/engines.py --models qwen2.5-coder-0.5b --engines vllm \
+python -m benchmarks.cost.engines --models qwen2.5-coder-0.5b --engines vllm \
   --demo-on qwen2.5-coder-0.5b:vllm --levels 1 --n 24 --include results/engines-05b.json \
   --runs runs/engines-05b-vllm --out results/engines-05b-vllm.md
-python benchmarks/engines.py --models '' --include results/engines-05b.json \
+python -m benchmarks.cost.engines --models '' --include results/engines-05b.json \
   results/engines-15b.json results/engines-05b-vllm.json --out results/engines.md
 activerag serve --engine llama.cpp
 activerag eval --dataset demo --methods none,single,flare --n 48 --concurrency 4 --cache \
@@ -284,7 +284,7 @@ python results/tables_15b.py
 # FLARE against LangChain's FlareChain on the same llama-server (the 1.5B), retriever and 20
 # 2Wiki questions, one question at a time (stop 46: beside a background mutant run); then with
 # our exemplars off, as FlareChain sends none
-ACTIVERAG_BASE_URL=$URL15 python benchmarks/flarechain_compare.py --store "$STORE" --n 20 \
+ACTIVERAG_BASE_URL=$URL15 python -m benchmarks.cost.flarechain_compare --store "$STORE" --n 20 \
   --out runs/flarechain-15b
-ACTIVERAG_BASE_URL=$URL15 python benchmarks/flarechain_compare.py --store "$STORE" --n 20 \
+ACTIVERAG_BASE_URL=$URL15 python -m benchmarks.cost.flarechain_compare --store "$STORE" --n 20 \
   --prompts none --out runs/flarechain-15b-none

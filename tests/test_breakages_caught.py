@@ -1,5 +1,6 @@
 """One test per hand-made breakage that survived the suites (issue #19): each passes on
-today's code and fails with its breakage applied (benchmarks/breakages.py measures that)."""
+today's code and fails with its breakage applied (benchmarks/robustness/breakages.py measures
+that)."""
 
 import re
 from collections.abc import Sequence

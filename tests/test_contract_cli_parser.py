@@ -87,7 +87,8 @@ def test_the_stated_defaults_are_found():
 @pytest.mark.parametrize(("path", "option", "said"), stated_defaults())
 def test_every_default_an_option_states_is_the_one_it_parses_to(path, option, said):
     # a parser made here, not the module's: the test is then seen running the code that adds
-    # each option (coverage by test, which benchmarks/mutants.py picks a mutant's tests by)
+    # each option (coverage by test, which benchmarks/robustness/mutants.py picks a mutant's
+    # tests by)
     top = cli.parser()
     sub = dict([("activerag", top), *((p, s) for p, s, _ in subcommands(top))])[path]
     action = next(a for a in sub._actions if option in a.option_strings)

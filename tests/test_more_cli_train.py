@@ -113,5 +113,5 @@ def test_the_lm_task_trains_on_its_split_s_pool_and_keeps_the_split(tmp_path, st
     assert run.split == lsr.LMSplit() and run.kept == lsr.LMSplit().record(stand_ins.docs)
     assert len(run.kept["held_out_ids"]) == 40
     out = capsys.readouterr().out
-    assert "bits per byte with and without it: python benchmarks/replug_lm.py" in out
+    assert "bits per byte with and without it: python -m benchmarks.quality.replug_lm" in out
     assert not (tmp_path / "enc" / "recall.md").exists()  # no held-out questions to recall

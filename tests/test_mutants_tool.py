@@ -1,8 +1,9 @@
-"""benchmarks/mutants.py finds a survivor again after its code moved (issue #38: a rerun on
+"""benchmarks/robustness/mutants.py finds a survivor again after its code moved (issue #38: a
+rerun on
 today's tree must neither count an unchanged mutant as lost nor mutate other code that happens
 to read the same)."""
 
-import importlib.util
+import importlib
 import sys
 from pathlib import Path
 
@@ -10,15 +11,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def tool():  # type: ignore[no-untyped-def]
-    path = ROOT / "benchmarks" / "mutants.py"
-    if str(path.parent) not in sys.path:
-        sys.path.insert(0, str(path.parent))  # its helpers beside it
-    spec = importlib.util.spec_from_file_location("lab_mutants_tool", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))  # the lab's benchmarks, a package beside the tests
+    return importlib.import_module("benchmarks.robustness.mutants")
 
 
 SOURCE = "def f(x):\n    return x + 1\n\n\ndef g(y):\n    ok = True\n    return y + 1\n"

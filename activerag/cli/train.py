@@ -43,7 +43,7 @@ def train_retriever(args: argparse.Namespace, settings: Settings) -> int:
           f"{' -> '.join(f'{m:.3f}' for m in means)}; LM scored {report.scored_pairs} pairs, "
           f"{report.cached_pairs} from the cache; encoder in {out}")
     if not held_out:
-        print("bits per byte with and without it: python benchmarks/replug_lm.py --store "
+        print("bits per byte with and without it: python -m benchmarks.quality.replug_lm --store "
               f"{store} --query-encoder {out}")
         return 0
     _recall_report(corpus, out, held_out)
@@ -53,7 +53,7 @@ def train_retriever(args: argparse.Namespace, settings: Settings) -> int:
 def _training_data(args: argparse.Namespace, corpus: Any, split: Any
                    ) -> tuple[list[Any], str, list[Any]]:
     """The training examples, what they are in words, and the held-out questions (none for
-    the LM task, whose evaluation is benchmarks/replug_lm.py's)."""
+    the LM task, whose evaluation is benchmarks/quality/replug_lm.py's)."""
     from activerag import lsr
     from activerag.evaluation.datasets import twowiki
 
@@ -61,7 +61,8 @@ def _training_data(args: argparse.Namespace, corpus: Any, split: Any
         examples = split.of(corpus.bm25.docs)[1][: args.n]
         return examples, (f"{len(examples)} corpus passages (first half x, second half y; none "
                           f"of the titles of the {split.held_out} passages "
-                          f"benchmarks/replug_lm.py evaluates with --seed {split.seed}, a split "
+                          f"benchmarks/quality/replug_lm.py evaluates with --seed {split.seed}, "
+                          "a split "
                           "the encoder keeps)"), []
     examples = lsr.training_examples(args.n, args.seed)
     held_out = twowiki()[: args.eval_n]

@@ -65,7 +65,7 @@ def lm_split(docs: Sequence[Any], held_out: int = 40, seed: int = 0, min_words: 
     """The LM experiment's passages and the LM task's training examples from the same corpus.
 
     The evaluated passages are HELD_OUT seeded picks among those of MIN_WORDS words or more
-    (what benchmarks/replug_lm.py scores); training uses the other long passages whose title
+    (what benchmarks/quality/replug_lm.py scores); training uses the other long passages whose title
     none of them has, x its first half and y its second, in a seeded order.
     """
     candidates = [d for d in docs if len(d.page_content.split()) >= min_words]
@@ -89,7 +89,7 @@ def lm_passage_id(doc: Any) -> str:
 
 @dataclass(frozen=True)
 class LMSplit:
-    """The LM task's split of a corpus (see lm_split): benchmarks/replug_lm.py evaluates its
+    """The LM task's split of a corpus (see lm_split): benchmarks/quality/replug_lm.py evaluates its
     held-out passages, `activerag train-retriever --task lm` trains on its pool, and the
     encoder keeps its record so that an evaluation can check the two apart."""
 

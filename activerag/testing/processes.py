@@ -8,7 +8,7 @@ back from another process. A test that needs a real server of its own writes
         ...  # point the graph's context at base_url
 
 and the server is stopped afterwards, or the block fails with ServerLeftRunning. activerag's
-integration tests and benchmarks/faults.py use these.
+integration tests and benchmarks/robustness/faults.py use these.
 """
 
 import contextlib

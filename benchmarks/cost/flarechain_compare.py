@@ -1,6 +1,6 @@
 """activerag's FLARE next to LangChain's FlareChain: same server, retriever and questions.
 
-    python benchmarks/flarechain_compare.py --store STORE --n 50 --out results/flarechain
+    python -m benchmarks.cost.flarechain_compare --store STORE --n 50 --out results/flarechain
         [--prompts paper|default|none]   # ours: the paper's exemplars (default), the
                                          # library's, or none (zero-shot, as FlareChain)
 

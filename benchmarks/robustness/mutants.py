@@ -2,7 +2,8 @@
 outside the pure logic (graphs, node factories, stores, serving, evaluation, the CLI, the page),
 each run against the unit tests that execute its line.
 
-    python benchmarks/mutants.py [--n 200] [--seed 1] [--timeout 300] [--out results/mutants]
+    python -m benchmarks.robustness.mutants [--n 200] [--seed 1] [--timeout 300] \
+        [--out results/mutants]
 
 In a copy of the checkout laid out as installed: the unit suite runs once under coverage with
 each test function as a context (who runs which line); then, for each sampled mutant, its line's
@@ -11,7 +12,7 @@ gets the tests that call it, else its file's, and then, if they pass, the whole 
 test that runs the CLI in a subprocess counts for the lines that process runs). Killed: a test
 failed (or the mutant broke the import); survived: they all passed, or no unit test runs the
 line. The report gives the kill rate with its 95% (Wilson) interval and every survivor,
-marked from benchmarks/mutants_reviewed.json: "equivalent: why" (left out of the rate) or
+marked from benchmarks/robustness/mutants_reviewed.json: "equivalent: why" (left out of the rate) or
 "missing test" (counted). A fresh seed draws a fresh sample. A benchmark, not a CI step: it
 prints its time.
 """
@@ -32,8 +33,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from breakages import ROOT, check_imports_copy, copy_tree, installed_path
-from mutant_draw import (  # noqa: F401 (the tool's names, also importable from here)
+from benchmarks.robustness.breakages import ROOT, check_imports_copy, copy_tree, installed_path
+from benchmarks.robustness.mutant_draw import (  # noqa: F401 (the tool's names, also importable from here)
     Mutant,
     apply,
     first_lines,
@@ -300,7 +301,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, pool: int,
     low, high = wilson(killed, len(counted))
     took = f"{minutes:.0f} min" if minutes is not None else "merged from parts run side by side"
     lines = [f"# Random mutants outside the pure logic (seed {args.seed})", "",
-             f"`python benchmarks/mutants.py --n {args.n} --seed {args.seed}`: {pool} "
+             f"`python -m benchmarks.robustness.mutants --n {args.n} --seed {args.seed}`: {pool} "
              f"candidate mutants in {len(in_scope())} files, {len(rows)} drawn, {took}.", "",
              f"**Killed {killed} of {len(counted)} non-equivalent mutants: "
              f"{killed / max(len(counted), 1):.1%} [{low:.1%}, {high:.1%}]** "

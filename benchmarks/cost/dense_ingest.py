@@ -1,6 +1,6 @@
 """Dense ingestion: activerag's Chroma ingest against sentence-transformers alone, same passages.
 
-    python benchmarks/dense_ingest.py [--passages 2000] [--repeat 2] [--full]
+    python -m benchmarks.cost.dense_ingest [--passages 2000] [--repeat 2] [--full]
                                       [--corpus PATH] [--out results/dense_ingest.md]
 
 Passages are the shared union corpus (32,140 Wikipedia paragraphs, split as `activerag ingest`
@@ -35,13 +35,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from langchain_core.documents import Document  # noqa: E402
-from publish import publish  # noqa: E402
 
 from activerag.evaluation.datasets import shared_data  # noqa: E402
 from activerag.stores.chroma import ChromaStore
 from activerag.stores.corpus import Corpus  # noqa: E402
 from activerag.stores.documents import read_corpus  # noqa: E402
 from activerag.stores.embedding import MiniLMEmbedding, unit_vectors  # noqa: E402
+from benchmarks.publish import publish  # noqa: E402
 
 UNION = "corpus/union_wiki_paragraphs_dpr_format.tsv"
 
@@ -140,9 +140,10 @@ def main() -> None:
               flush=True)
     st, (wall, cpu, model_s) = min(alone), min(ours)
     n = len(texts)
-    lines = [f"### Dense ingestion against sentence-transformers alone (benchmarks/dense_ingest.py,"
-             f" {n:,} passages of {corpus.name}, {words:.0f} words on average; best of"
-             f" {args.repeat}, {os.cpu_count()} CPU cores, load average {load:.1f} at the start)\n",
+    lines = [f"### Dense ingestion against sentence-transformers alone "
+             f"(benchmarks/cost/dense_ingest.py, {n:,} passages of {corpus.name}, {words:.0f} "
+             f"words on average; best of {args.repeat}, {os.cpu_count()} CPU cores, load "
+             f"average {load:.1f} at the start)\n",
              "| what | wall s | passages / s | share of sentence-transformers alone | CPU s | "
              "passages / CPU s |",
              "|---|---|---|---|---|---|",

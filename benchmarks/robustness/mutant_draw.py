@@ -1,4 +1,5 @@
-"""What benchmarks/mutants.py draws from: every one-token mutant of the modules in scope (a
+"""What benchmarks/robustness/mutants.py draws from: every one-token mutant of the modules in
+scope (a
 compared or combined operator swapped, an int one up or a bool flipped, a `not` removed, a
 keyword argument dropped, a value returned as None), each with the place and text it changes;
 and a drawn mutant found again in a later tree when its code has moved."""
@@ -10,7 +11,7 @@ import functools
 import subprocess
 from dataclasses import dataclass
 
-from breakages import ROOT
+from benchmarks.robustness.breakages import ROOT
 
 SCOPE = ("graphs", "nodes", "stores", "activerag/serving", "activerag/evaluation",
          "activerag/cli", "activerag/page")

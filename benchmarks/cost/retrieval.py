@@ -1,6 +1,6 @@
 """BM25 at scale: the bm25s index against rank-bm25 (the reference), on real and synthetic corpora.
 
-    python benchmarks/retrieval.py [--sizes 32000 100000 1000000] [--reference-max 100000]
+    python -m benchmarks.cost.retrieval [--sizes 32000 100000 1000000] [--reference-max 100000]
                                    [--queries 200] [--skip-real]
 
 Real: the 2Wiki corpus (7,611 passages) and the shared union corpus (32,140 paragraphs, 39,629

@@ -2,7 +2,7 @@
 an earlier commit and at today's tree, sharing one LM cache, must make no new LM request on
 the second run, and give the same rows but for wall time.
 
-    python benchmarks/unchanged.py --before REV --base-url URL [--store DIR] [--n 10]
+    python -m benchmarks.robustness.unchanged --before REV --base-url URL [--store DIR] [--n 10]
                                    [--methods a,b] [--leave-out c,d] [--concurrency 2]
                                    [--out FILE]
 
@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TIMED = ("seconds", "stage_seconds")
 """The row fields that measure wall time: left out of the comparison."""
 
@@ -125,7 +125,7 @@ def main() -> int:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)],
                            capture_output=True)
     lines = [f"# Behaviour unchanged since {args.before}", "",
-             f"`python benchmarks/unchanged.py --before {args.before} --n {args.n}`: "
+             f"`python -m benchmarks.robustness.unchanged --before {args.before} --n {args.n}`: "
              f"{len(methods)} methods on {args.n} demo questions, the earlier commit's run "
              f"filling one LM cache ({first} entries), today's tree run after it.", "",
              f"- New LM requests on today's run: **{new}**",

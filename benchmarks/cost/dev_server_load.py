@@ -1,7 +1,7 @@
 """Concurrent FLARE runs through the LangGraph dev server (what Studio talks to), checked for
 crosstalk.
 
-    python benchmarks/dev_server_load.py [--runs 32] [--jobs N] [--base-url URL] [--store DIR]
+    python -m benchmarks.cost.dev_server_load [--runs 32] [--jobs N] [--base-url URL] [--store DIR]
                                          [--out results/dev-server-load.md]
 
 Starts `langgraph dev` as the integration tests do (activerag.testing.dev_server), over a BM25
@@ -45,7 +45,6 @@ from typing import Any
 from langchain_core.documents import Document
 from langgraph.runtime import Runtime
 from langgraph_sdk import get_client
-from publish import publish
 
 from activerag.context import FlareContext
 from activerag.demo import DEMO_CORPUS, load_demo_questions
@@ -55,8 +54,9 @@ from activerag.serving import server
 from activerag.settings import Settings
 from activerag.stores.corpus import Corpus
 from activerag.testing.dev_server import dev_server
+from benchmarks.publish import publish
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KEPT = {False: "the server's in-memory runtime",
         True: "PostgreSQL (activerag.durable.postgres.dev_checkpointer)"}
 
@@ -161,7 +161,7 @@ def report(args: argparse.Namespace, runs: list[Run], warm: Run, wall: float,
     secs = [r.seconds for r in ok]
     stats = (f"{statistics.median(secs):.1f} s | {percentile(secs, 95):.1f} s | "
              f"{min(secs):.1f} s | {max(secs):.1f} s" if secs else "- | - | - | -")
-    command = "python benchmarks/dev_server_load.py " + " ".join(sys.argv[1:])
+    command = "python -m benchmarks.cost.dev_server_load " + " ".join(sys.argv[1:])
     lines = [
         "# FLARE through the LangGraph dev server under load",
         "",

@@ -1,6 +1,6 @@
 """Where FLARE's time goes besides the LM: the graph against a bare loop of the same LM calls.
 
-    python benchmarks/overhead.py [--questions 20] [--latency 0.05] [--max-sentences 4]
+    python -m benchmarks.cost.overhead [--questions 20] [--latency 0.05] [--max-sentences 4]
 
 An LM with a fixed latency (it sleeps, then writes one sentence whose token probabilities are
 drawn from a seeded generator, so some sentences retrieve and some do not) answers the demo

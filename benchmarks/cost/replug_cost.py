@@ -1,6 +1,6 @@
 """REPLUG's token mode against agree mode: the same tokens, how many requests and seconds.
 
-    python benchmarks/replug_cost.py [--n 6] [--k 10] [--lookahead 8 16] [--store DIR]
+    python -m benchmarks.cost.replug_cost [--n 6] [--k 10] [--lookahead 8 16] [--store DIR]
 
 Runs each demo question (two-hop and one-hop alternately) one at a time in token mode (Eq. 2
 at every position, one request per document and token) and in agree mode (greedy look-aheads

@@ -1,7 +1,8 @@
 """FB-RAG's ceilings: what the strong reader does with the gold paragraphs alone, and with the
 chunks that the gold answer itself (as stage II's query) would pick.
 
-    python benchmarks/fb_rag_oracle.py [--dataset FILE] [--n 30] [--out runs/fbrag-oracle-NAME]
+    python -m benchmarks.quality.fb_rag_oracle [--dataset FILE] [--n 30] \
+        [--out runs/fbrag-oracle-NAME]
 
 Per question of a long-context file (`activerag longctx build`): `gold paragraphs` reads only
 the paragraphs that hold the gold spans, in the context's order; `answer as query` reranks every

@@ -1,4 +1,4 @@
-"""The bad inputs of benchmarks/bad_inputs.py: each case's CLI arguments, the files it
+"""The bad inputs of benchmarks/robustness/bad_inputs.py: each case's CLI arguments, the files it
 starts from and what it must have done, and the stand-in server (MODELS) that lists one model
 and refuses every other request."""
 

@@ -7,8 +7,8 @@ comes first on sys.path, before the editable install's finder. Each edit is appl
 copy, its unit test files run with -x, and the file is put back. The working tree is never
 written to. A run whose tests fail (or fail to import) caught the breakage.
 
-    python benchmarks/breakages.py            # all breakages, after a clean baseline run
-    python benchmarks/breakages.py replug_k   # only the named ones
+    python -m benchmarks.robustness.breakages            # all breakages, after a clean baseline run
+    python -m benchmarks.robustness.breakages replug_k   # only the named ones
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("graphs", "nodes", "stores")
 """Source folders installed as activerag.<name>."""
 CAUGHT_TESTS = "tests/test_breakages_caught.py"

@@ -1,6 +1,6 @@
 """Bad inputs given to the real CLI, one table (issue #19): results/bad-inputs.md.
 
-    python benchmarks/bad_inputs.py [--out results/bad-inputs.md] [--jobs 2] [--keep]
+    python -m benchmarks.robustness.bad_inputs [--out results/bad-inputs.md] [--jobs 2] [--keep]
                                     [--overlong-url URL]
 
 Every case runs `activerag ...` as a process of its own, in a folder of its own with its own
@@ -35,7 +35,9 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from bad_input_cases import (  # benchmarks/, this script's folder, is first on sys.path
+from activerag.demo import DEMO_CORPUS
+from benchmarks.publish import publish
+from benchmarks.robustness.bad_input_cases import (
     MODELS,
     QUESTION,
     STORE_ROWS,
@@ -43,11 +45,8 @@ from bad_input_cases import (  # benchmarks/, this script's folder, is first on 
     Case,
     cases,
 )
-from publish import publish  # benchmarks/, this script's folder, is first on sys.path
 
-from activerag.demo import DEMO_CORPUS
-
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 TIMEOUT = 240
 """Seconds a case may run: a CLI start takes 15-90 s on 2 cores shared with other work."""
@@ -263,7 +262,8 @@ def main() -> int:
     ran = [r for r in rows if r.code != "-"]
     bad = [r for r in rows if r.traceback or r.lost]
     text = (
-        f"`python benchmarks/bad_inputs.py` on {date.today().isoformat()}, commit {commit()} "
+        f"`python -m benchmarks.robustness.bad_inputs` on {date.today().isoformat()}, "
+        f"commit {commit()} "
         f"({time.monotonic() - began:.0f} s; {len(ran)} of {len(rows)} cases run, "
         f"{len(bad)} with a traceback or a loss). Each case is one `activerag` process (timeout "
         f"{TIMEOUT} s) in a temporary folder with its own ACTIVERAG_HOME; every LM endpoint is "

@@ -1,7 +1,7 @@
 """Fault h of the fault table (issue #22): one worker of an evaluation shared through PostgreSQL
 killed with -9.
 
-    python benchmarks/fault_shared_eval.py [--n 6] [--lease 10] [--out results/faults.md]
+    python -m benchmarks.robustness.fault_shared_eval [--n 6] [--lease 10] [--out results/faults.md]
 
 Two `activerag eval` processes share one run (the same --run name and ACTIVERAG_DATABASE_URL),
 each against its own SmolLM2 CPU vLLM server, as a user spreads an evaluation over two GPU
@@ -12,7 +12,7 @@ the fault left in the database: the claim table's rows (lost: a question of the 
 row; duplicated: a question with more than one row, and a summary counting more questions
 than the run has), the run's stored summary, and the checkpoints still there.
 
-benchmarks/faults.py calls fault_shared_eval() with its own two servers and store, and a
+benchmarks/robustness/faults.py calls fault_shared_eval() with its own two servers and store, and a
 throwaway PostgreSQL cluster made here (activerag.testing.postgres). Run alone, this script
 starts the cluster and two servers of its own on free ports, stops them at the end, and writes
 its row into --out: an earlier row h is replaced, else the row goes below the table's last.
@@ -34,15 +34,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from fault_kit import CORES, NotProduced, Row, crash, finish, plural, wait_for
-
 from activerag.demo import DEMO_CORPUS
 from activerag.evaluation.datasets import load_dataset
 from activerag.stores.corpus import Corpus
 from activerag.testing import processes as realprocs
 from activerag.testing.postgres import throwaway_postgres
+from benchmarks.robustness.fault_kit import CORES, NotProduced, Row, crash, finish, plural, wait_for
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RUN = "fault-shared"
 LEASE = 10
 """Seconds a claim lasts unless renewed: how long the killed worker's question waits."""
@@ -164,7 +163,7 @@ def _fault(first: str, second: str, store: Path, n: int, lease: float, database:
 
 def write_row(row: Row, out: Path, note: str) -> str:
     """OUT's text with ROW as row h (replacing an earlier one) and NOTE below the table."""
-    from fault_kit import table
+    from benchmarks.robustness.fault_kit import table
 
     line = table([row]).splitlines()[-1]
     lines = out.read_text().splitlines() if out.exists() else table([]).splitlines()
@@ -195,7 +194,7 @@ def main() -> int:
                 row = Row(NAME, f"NOT PRODUCED: {exc}", "-", "-")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    command = "python benchmarks/fault_shared_eval.py" + (
+    command = "python -m benchmarks.robustness.fault_shared_eval" + (
         f" --n {args.n}" if args.n != N else "") + (
         f" --lease {args.lease:g}" if args.lease != LEASE else "")
     note = (f"`{command}` ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "

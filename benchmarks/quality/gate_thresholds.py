@@ -2,7 +2,7 @@
 over training questions answered without documents, so that each gate retrieves for about half
 of such questions and the four are compared at one retrieval rate.
 
-    python benchmarks/gate_thresholds.py [--n 40] [--base-url URL] [--store DIR]
+    python -m benchmarks.quality.gate_thresholds [--n 40] [--base-url URL] [--store DIR]
                                          [--prompts paper] [--max-answer-tokens 128]
                                          [--concurrency 2] [--out results/gate_thresholds.json]
 

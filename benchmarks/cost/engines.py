@@ -1,7 +1,7 @@
 """vLLM against llama.cpp on this machine: the server's own speeds, then FLARE and single on the
 demo set, for each catalogue model on each engine that can run it.
 
-    python benchmarks/engines.py [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b]
+    python -m benchmarks.cost.engines [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b]
         [--engines llama.cpp,vllm] [--n 48] [--levels 1 4] [--demo-on ...] [--store DIR]
         [--include results/engines-05b.json ...] [--out results/engines.md]
 
@@ -153,7 +153,8 @@ def serve_and_measure(key: str, engine: str, args: argparse.Namespace,
 
 def report(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
     lines = ["# vLLM and llama.cpp on this machine", "",
-             f"`python benchmarks/engines.py {shlex.join(args.argv)}`; one server at a time.", "",
+             f"`python -m benchmarks.cost.engines {shlex.join(args.argv)}`; one server at a "
+             "time.", "",
              "| model | engine | ready | memory | cold prefill | cached request | decode |",
              "|---|---|---|---|---|---|---|"]
     for r in results:

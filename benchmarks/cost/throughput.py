@@ -1,6 +1,6 @@
 """LM throughput of the evaluation harness: FLARE on 2Wiki at several concurrencies in one run.
 
-    python benchmarks/throughput.py [--n 48] [--levels 1 4 8 16] [--bare-streams 1 4 8 16]
+    python -m benchmarks.cost.throughput [--n 48] [--levels 1 4 8 16] [--bare-streams 1 4 8 16]
                                     [--bare-requests 6] [--store DIR] [--out results/throughput.md]
 
 Each level runs the same N 2Wiki questions through `activerag.evaluation.evaluate.evaluate` (what
@@ -42,12 +42,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import serverprobe
-from publish import publish
-
 from activerag.evaluation import evaluate
 from activerag.evaluation.datasets import Example, load_dataset
 from activerag.serving.server import server_models
+from benchmarks.cost import serverprobe
+from benchmarks.publish import publish
 
 
 class TimedRun(evaluate.Run):
@@ -130,7 +129,8 @@ def markdown(rows: list[dict[str, Any]], bare: list[dict[str, Any]], args: argpa
         return f"{q:.2f} | " + (f"{q / steady_base:.2f}x" if steady_base else "-")
 
     lines = [f"### FLARE through the evaluation harness at several concurrencies "
-             f"(benchmarks/throughput.py, {rows[0]['n']} 2Wiki questions per level)\n", note, "",
+             f"(benchmarks/cost/throughput.py, {rows[0]['n']} 2Wiki questions per level)\n",
+             note, "",
              "| concurrency | questions | wall s | questions / min | speed-up over 1 | "
              "steady questions / min | steady speed-up | "
              "LM calls / q | generated tok / s | LM requests open (harness) | "

@@ -2,7 +2,7 @@
 question: the example agent's first step (graphs/agent.py), with its instruction and its FLARE
 and REPLUG tools bound.
 
-    python benchmarks/tool_calls.py [--model qwen2.5-coder-0.5b] [--n 16] [--base-url URL]
+    python -m benchmarks.quality.tool_calls [--model qwen2.5-coder-0.5b] [--n 16] [--base-url URL]
                                     [--out results/tool-calls.md]
 
 Without --base-url it starts a vLLM server of its own for the catalogue MODEL on a free port,
@@ -130,7 +130,7 @@ def main() -> None:
     cli.add_argument("--out", default="results/tool-calls.md")
     args = cli.parse_args()
     model = catalogue_model(args.model)
-    command = f"python benchmarks/tool_calls.py --model {model.key} --n {args.n}"
+    command = f"python -m benchmarks.quality.tool_calls --model {model.key} --n {args.n}"
     if args.base_url:
         rows = asyncio.run(measure(args.base_url, args.n))
     else:

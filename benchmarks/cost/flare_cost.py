@@ -4,7 +4,7 @@ Prints LM calls per question, generated tokens per accepted token, vLLM's prefix
 rate (from /metrics) and wall time of each method, one question at a time, and their ratio.
 Needs a running server (`activerag serve`) and the demo corpus (`activerag ingest --demo`).
 
-    python benchmarks/flare_cost.py [--n 12] [--theta 0.8]
+    python -m benchmarks.cost.flare_cost [--n 12] [--theta 0.8]
 """
 
 from __future__ import annotations

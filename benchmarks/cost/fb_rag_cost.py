@@ -1,7 +1,7 @@
 """FB-RAG's cost: K samples from one request (n=K, one prefill) against K = 1 and against K
 separate requests, stage by stage, beside OP-RAG and long context.
 
-    python benchmarks/fb_rag_cost.py [--dataset FILE] [--n 6] [--skip 90] [--k 5]
+    python -m benchmarks.cost.fb_rag_cost [--dataset FILE] [--n 6] [--skip 90] [--k 5]
 
 Runs each question one at a time through fb_rag with K = 1, with K samples in one request, with
 K separate requests, then op_rag and long_context (interleaved, so a busy machine weighs on all
@@ -20,13 +20,12 @@ import asyncio
 import time
 from dataclasses import replace
 
-import serverprobe
-
 from activerag.evaluation.datasets import load_dataset
 from activerag.evaluation.stats import bootstrap_ci
 from activerag.graphs.fb_rag import build_baseline_graph, build_fb_rag_graph
 from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.settings import Settings
+from benchmarks.cost import serverprobe
 
 
 def described(values: list[float]) -> str:

@@ -1,6 +1,6 @@
 """Faults against real components, one table (issue #10): results/faults.md.
 
-    python benchmarks/faults.py [--n 6] [--out results/faults.md] [--keep]
+    python -m benchmarks.robustness.faults [--n 6] [--out results/faults.md] [--keep]
 
 Every fault is done to real processes: `activerag ingest`, `ask` and `eval` run as processes of
 their own and are killed with -9; the LM is SmolLM2 on CPU vLLM servers this script starts on
@@ -37,7 +37,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from fault_kit import (  # noqa: F401 (the harness's names, also importable from here)
+from activerag.demo import DEMO_CORPUS
+from activerag.evaluation.datasets import load_dataset
+from activerag.serving import server
+from activerag.serving.replicas import home
+from activerag.stores.documents import read_corpus
+from activerag.testing import processes as realprocs
+from activerag.testing.netcheck import listening_addresses
+from benchmarks.publish import publish
+from benchmarks.robustness.fault_kit import (  # noqa: F401 (the harness's names, also importable from here)
     CORES,
     NotProduced,
     Row,
@@ -53,17 +61,8 @@ from fault_kit import (  # noqa: F401 (the harness's names, also importable from
     under_way,
     wait_for,
 )
-from publish import publish
 
-from activerag.demo import DEMO_CORPUS
-from activerag.evaluation.datasets import load_dataset
-from activerag.serving import server
-from activerag.serving.replicas import home
-from activerag.stores.documents import read_corpus
-from activerag.testing import processes as realprocs
-from activerag.testing.netcheck import listening_addresses
-
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 QUESTION = "In which city was the founder of Daeselin Company born?"
 RECONNECT = 300
@@ -298,7 +297,9 @@ def faults(work: Path, n: int) -> list[Row]:
             return row
 
         attempt("d", rows, restart)
-        from fault_shared_eval import fault_shared_eval  # it imports this module's parts
+        from benchmarks.robustness.fault_shared_eval import (
+            fault_shared_eval,  # it imports this module's parts
+        )
 
         attempt("h", rows, lambda: fault_shared_eval(url, second, store, n))  # before e kills
         attempt("e", rows, lambda: fault_replica(url, second, store, work, n))
@@ -323,7 +324,7 @@ def main() -> int:
             print(f"work folder: {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
-    command = "python benchmarks/faults.py" + (f" --n {args.n}" if args.n != N else "")
+    command = "python -m benchmarks.robustness.faults" + (f" --n {args.n}" if args.n != N else "")
     text = (f"`{command}` ({time.monotonic() - began:.0f} s: SmolLM2-135M on two CPU vLLM "
             f"servers of its own, the demo corpus, the first {args.n} demo questions per "
             "evaluation, FLARE with at most 3 sentences; 2 cores shared with other work)\n\n"

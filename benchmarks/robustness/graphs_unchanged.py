@@ -2,10 +2,11 @@
 method's `get_graph().to_json()`, plain and xray, at an earlier commit and in today's tree,
 compared byte for byte. Needs no server (the graphs are compiled, not run).
 
-    python benchmarks/graphs_unchanged.py --before REV
+    python -m benchmarks.robustness.graphs_unchanged --before REV
 
 The earlier commit is checked out in a temporary worktree laid out as installed
-(benchmarks/unchanged.py's), each tree dumps its graphs in a fresh interpreter; prints how many
+(benchmarks/robustness/unchanged.py's), each tree dumps its graphs in a fresh interpreter;
+prints how many
 graphs both trees have and every one that differs, and exits 1 if any does.
 """
 
@@ -18,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from unchanged import ROOT, worktree
+from benchmarks.robustness.unchanged import ROOT, worktree
 
 DUMP = """
 import json, sys

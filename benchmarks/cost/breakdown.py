@@ -1,6 +1,6 @@
 """Where a FLARE question's wall time goes, and FLARE's wall time over single-time retrieval's.
 
-    python benchmarks/breakdown.py [--n 20] [--offset 0] [--store DIR]
+    python -m benchmarks.cost.breakdown [--n 20] [--offset 0] [--store DIR]
                                    [--out results/breakdown.md]
 
 N 2Wiki questions, one at a time, through the evaluation harness's own path (each question a
@@ -26,7 +26,7 @@ A question's wall time is split into
 vLLM's /metrics has per-request prefill and decode histograms, but only for requests that
 finish: a stream the client closes at a sentence end is aborted and recorded nowhere, so its
 sums are shown apart, with how many requests they cover. LangGraph's own cost against a bare
-loop of the same LM calls is benchmarks/overhead.py's (results/overhead.md). The goal for the
+loop of the same LM calls is benchmarks/cost/overhead.py's (results/overhead.md). The goal for the
 wall-time ratio is FLARE / single ≤ 1.2 × (1 + retrieval rate), the rate being FLARE's share of
 sentences that retrieved. Needs the server and the 2Wiki store. Nothing is asserted.
 """
@@ -45,15 +45,14 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-import serverprobe
-from publish import publish
-
 from activerag import durable
 from activerag.context import FlareContext
 from activerag.evaluation.datasets import Example, load_dataset
 from activerag.graphs.registry import method
 from activerag.nodes.parts import Parts
 from activerag.serving.replicas import sticky
+from benchmarks.cost import serverprobe
+from benchmarks.publish import publish
 
 PARTS = ("lm_prefill", "lm_decode", "lm_stream_end", "token_handling", "retrieval",
          "checkpoints", "orchestration")
@@ -178,8 +177,8 @@ def mean(rows: list[dict[str, Any]], key: str) -> float:
 def markdown(results: dict[str, tuple[list[dict[str, Any]], dict[str, float]]], note: str
              ) -> str:
     names = list(results)
-    lines = ["### Where a question's wall time goes (benchmarks/breakdown.py, one question at a "
-             f"time, {len(results[names[0]][0])} 2Wiki questions)\n", note, "",
+    lines = ["### Where a question's wall time goes (benchmarks/cost/breakdown.py, one question "
+             f"at a time, {len(results[names[0]][0])} 2Wiki questions)\n", note, "",
              "| part | " + " | ".join(f"{n}: s / question | {n}: share" for n in names) + " |",
              "|---" * (1 + 2 * len(names)) + "|"]
     walls = {n: mean(results[n][0], "wall") for n in names}
@@ -217,7 +216,7 @@ def markdown(results: dict[str, tuple[list[dict[str, Any]], dict[str, float]]], 
                   f"| {walls['flare']:.2f} | {walls['single']:.2f} | {ratio:.2f} | {rate:.3f} | "
                   f"{bound:.2f} | {'yes' if ratio <= bound else 'no'} |"]
     lines += ["", "LangGraph's own cost against a bare loop of the same LM calls: "
-              "benchmarks/overhead.py, results/overhead.md."]
+              "benchmarks/cost/overhead.py, results/overhead.md."]
     return "\n".join(lines) + "\n"
 
 

@@ -1,6 +1,6 @@
 """How long the CLI takes to start (issue #39: `activerag --help` and `ask --help` under 0.5 s).
 
-    python benchmarks/startup.py [--runs 7]
+    python -m benchmarks.cost.startup [--runs 7]
 
 Each command runs RUNS times in a fresh interpreter (`python -m activerag.cli ...`); prints the
 median and the fastest wall time, and the heaviest imports of one `--help` (python -X

@@ -1,6 +1,6 @@
 """REPLUG as a language model (Table 1 and Figure 4 in shape): bits per byte of held-out text.
 
-    python benchmarks/replug_lm.py --store STORE [--n 40] [--out runs/replug-lm]
+    python -m benchmarks.quality.replug_lm --store STORE [--n 40] [--out runs/replug-lm]
         [--dense] [--query-encoder DIR]
 
 Each of N seeded corpus passages of 60 words or more is cut in half: the first half x is the
