@@ -172,6 +172,8 @@ async def test_the_readers_answer_ends_with_its_answer_sentence():
     lm = ScriptedLM([ends(S2), sentence(f"{S0} {S2} Then more.")])
     out = await run(lm)
     assert out["answer"] == f"{S0} {S2}"
+    # the answer's tokens are those of the kept text, not the cut "Then more."
+    assert out["answer_tokens"] == len(f"{S0} {S2}".split())
 
 
 async def test_the_costs_add_up_every_call():
