@@ -157,3 +157,13 @@ async def test_the_wait_is_bounded_and_a_server_never_answered_is_not_waited_for
     with pytest.raises(LMServerUnreachable):
         await Replicas([never]).generate("p", max_tokens=1)
     assert slept == [] and never.prompts == ["p"]
+
+
+def test_replicas_say_the_alternatives_their_clients_ask_and_one_for_a_client_that_says_none():
+    """A trigger that reads alternatives checks the LM's top_logprobs; replicas carry their
+    clients' (the first's), and a client that states none asks one."""
+    plain = Replicas([Endpoint("a"), Endpoint("b")])
+    assert plain.top_logprobs == 1 and plain.model == "m" and plain.base_url == "a,b"
+    asking = Endpoint("c")
+    asking.top_logprobs = 20
+    assert Replicas([asking]).top_logprobs == 20

@@ -122,3 +122,18 @@ def test_a_summary_counts_no_cost_its_rows_do_not_report():
     out = summarise(rows)
     assert out["words_read"] == 0 and out["fallback_rate"] == 0
     assert out["stage_seconds"] == {"sample": 0.5}
+
+
+def test_a_long_context_summary_averages_its_stages_words_and_fallbacks_per_question():
+    from activerag.evaluation.rows import row_of
+    from activerag.evaluation.summaries import summarise
+
+    base = row_of("self_route", EXAMPLE, {"answer": "Gepu"}, 1.0)
+    rows = [{**base, "stage_seconds": {"sample": 1.0, "read": 2.0}, "words_read": 100,
+             "route": "long_context"},
+            {**base, "stage_seconds": {"sample": 3.0}, "words_read": 300, "route": "rag"},
+            {**base, "stage_seconds": {"read": 4.0}, "words_read": 0, "route": "rag"},
+            {**base, "stage_seconds": {}, "words_read": 200, "route": "rag"}]
+    out = summarise(rows)
+    assert out["stage_seconds"] == {"read": 1.5, "sample": 1.0}
+    assert out["words_read"] == 150 and out["fallback_rate"] == 0.25
