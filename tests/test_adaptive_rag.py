@@ -437,6 +437,21 @@ def test_train_router_refuses_a_multi_step_method_that_is_not_one(capsys):
     assert main(["train-router", "--out", "x", "--multi", "replug"]) == 2
     assert main(["train-router", "--out", "x", "--multi", "flair"]) == 2
     assert "did you mean 'flare'" in capsys.readouterr().err
+    # a method whose context is not FLARE's (FB-RAG's long contexts) is refused too
+    assert main(["train-router", "--out", "x", "--multi", "fb_rag"]) == 2
+    assert "--multi fb_rag is not a multi-step method" in capsys.readouterr().err
+
+
+def test_train_router_takes_flare_as_its_multi_step_method_and_goes_on_to_the_server(
+        capsys, own_home, allow_port):
+    from activerag.cli import main
+
+    allow_port(9)  # nothing listens there: the server check answers, not the method check
+    assert main(["train-router", "--out", "x", "--multi", "flare", "--n", "2",
+                 "--base-url", "http://127.0.0.1:9/v1"]) == 2
+    said = capsys.readouterr().err
+    assert "not a multi-step method" not in said
+    assert "the LM server at http://127.0.0.1:9/v1 does not answer" in said
 
 
 def test_the_training_command_is_recorded_with_the_flags_given():
