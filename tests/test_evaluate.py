@@ -336,3 +336,17 @@ def test_rescore_recomputes_gold_recall_from_the_spans_a_row_read(tmp_path, monk
     result = rescore(run)
     assert run.rows()[0]["gold_word_recall"] == pytest.approx(4 / 24)
     assert result["summary"]["fb_rag"]["gold_half_recall"] == 0.5
+
+
+async def test_a_resumed_run_s_progress_starts_at_what_was_done_and_ends_full(tmp_path, capsys):
+    killed = Run(tmp_path / "killed")
+    with pytest.raises(RuntimeError, match="killed midway"):
+        await evaluate(killed, "t", runs(RuleLM(fail_on="4")), EXAMPLES, concurrency=1,
+                       progress=False)
+    before = len(killed.rows())
+    capsys.readouterr()
+    await evaluate(killed, "t", runs(RuleLM()), EXAMPLES, concurrency=1, progress=True)
+    bars = [line for line in capsys.readouterr().err.replace("\r", "\n").splitlines()
+            if line.startswith("eval")]
+    assert bars and f" {before}/12 " in bars[0], bars
+    assert " 12/12 " in bars[-1], bars
