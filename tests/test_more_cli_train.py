@@ -115,3 +115,9 @@ def test_the_lm_task_trains_on_its_split_s_pool_and_keeps_the_split(tmp_path, st
     out = capsys.readouterr().out
     assert "bits per byte with and without it: python -m benchmarks.quality.replug_lm" in out
     assert not (tmp_path / "enc" / "recall.md").exists()  # no held-out questions to recall
+
+
+def test_one_step_per_epoch_gives_each_epoch_its_own_loss(tmp_path, stand_ins, capsys):
+    assert train(tmp_path, "--n", "3", "--epochs", "4", "--eval-n", "2") == 0
+    means = " -> ".join(f"{loss:.3f}" for loss in LOSSES)
+    assert f"trained 4 steps; mean loss per epoch {means};" in capsys.readouterr().out
