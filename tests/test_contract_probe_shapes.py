@@ -12,6 +12,8 @@ import activerag.serving.server
 from activerag.serving import probe as probing
 
 URL = "http://127.0.0.1:9/v1"
+HONOURS_BIAS = False
+"""Whether the stand-in's first token is the one a +100 logit bias names."""
 
 
 def entry(token_id: int, word: str, logprob: float) -> dict:
@@ -28,7 +30,9 @@ def llama_answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(400, json={"error": {"message": "no streams here"}})
     top = min(int(body.get("top_logprobs") or body.get("logprobs") or 0), 5)
     alternatives = [entry(5 + i, f"w{i}", -0.1 * (i + 1)) for i in range(top)]
-    content = [{**entry(5, "w0", -0.1), "top_logprobs": alternatives}]
+    chosen = [int(t) for t, v in (body.get("logit_bias") or {}).items() if v >= 50]
+    first = chosen[0] if chosen and HONOURS_BIAS else 5
+    content = [{**entry(first, f"w{first - 5}", -0.1), "top_logprobs": alternatives}]
     choice = {"text": "w0", "index": 0, "finish_reason": "length",
               "logprobs": {"content": content} if body.get("logprobs") else None}
     return httpx.Response(200, json={"choices": [choice] * int(body.get("n") or 1)})
@@ -50,3 +54,15 @@ def test_llama_server_s_shape_gives_logprobs_and_token_ids(llama_server):
     found = probing.probe(URL)
     assert {"completions", "logprobs", "top_logprobs", "tokenize", "token_ids"} <= found.found
     assert "token_ids" not in found.why
+
+
+@pytest.mark.parametrize("honours", [False, True])
+def test_llama_server_s_token_ids_tell_whether_a_bias_chose_the_token(llama_server,
+                                                                      monkeypatch, honours):
+    """The bias probe reads the chosen token by its id (llama-server spells tokens as text
+    unless asked for ids), so a server that ignores the bias is found out."""
+    monkeypatch.setitem(globals(), "HONOURS_BIAS", honours)
+    found = probing.probe(URL)
+    assert ("logit_bias" in found.found) is honours
+    if not honours:
+        assert found.why["logit_bias"] == "a +100 bias did not choose the token"
