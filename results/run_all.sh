@@ -138,7 +138,7 @@ python -m benchmarks.quality.replug_lm --store "$STORE" --n 24 --concurrency 4 -
 # (SmolLM2 and the default model: --n 20, alone on the server; the default model at 6e0d032 code)
 python -m benchmarks.cost.flarechain_compare --store "$STORE" --n 20 --out runs/flarechain
 # FB-RAG: SmolLM2 samples (:8755), the default model reads (:8765) every table (issue #9's
-# Gemma-read numbers stay in results/README.md's last section). The smoke run (10 questions)
+# Gemma-read numbers stay in results/studies/fb-rag-smollm2-gemma.md). The smoke run (10 questions)
 # first, then the tables: main (both datasets, Y = 500 and 1000, ceilings), K = 1..5, light
 # model, cost, 3,000 words (the reader served with --max-model-len 8192 for that one).
 # results/fbrag_report.py writes them.

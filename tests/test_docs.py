@@ -17,7 +17,10 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 COMMAND_PAGES = [README, *DOCS]
-LINK_PAGES = [README, *DOCS, ROOT / "results" / "README.md"]
+LINK_PAGES = [README, *DOCS, ROOT / "results" / "README.md",
+              *sorted((ROOT / "results" / "studies").glob("*.md"))]
+RESULTS_INDEX_MAX_LINES = 80
+"""results/README.md is an index of the studies (two pages at most); each study has its page."""
 README_MAX_LINES = 250
 
 FENCE = re.compile(r"^(`{3,}|~{3,})([^\n`]*)\n(.*?)^\1[ \t]*$", re.M | re.S)
@@ -150,6 +153,17 @@ def test_the_readme_is_a_front_door():
     assert lines <= README_MAX_LINES, (
         f"README.md has {lines} lines; keep it at most {README_MAX_LINES} and move detail "
         "into docs/ or results/README.md")
+
+
+def test_the_results_readme_is_an_index_of_study_pages():
+    index = ROOT / "results" / "README.md"
+    lines = index.read_text().count("\n")
+    assert lines <= RESULTS_INDEX_MAX_LINES, (
+        f"results/README.md has {lines} lines; keep it an index and give the study its page "
+        "under results/studies/")
+    linked = set(re.findall(r"\(studies/([\w-]+\.md)\)", index.read_text()))
+    pages = {p.name for p in (ROOT / "results" / "studies").glob("*.md")}
+    assert pages and pages == linked, f"study pages the index does not list: {pages - linked}"
 
 
 def python_blocks() -> list[tuple[Path, str]]:
