@@ -67,7 +67,7 @@ def who_runs_what(dest: Path, timeout: float, tests: list[str],
         subprocess.run([sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m",
                         "pytest", "-q", "-m", "not integration", "-p", "no:cacheprovider",
                         "-p", "mutants_context", *tests], cwd=dest, capture_output=True,
-                       timeout=timeout, env={**os.environ, "PYTHONPATH": str(dest)})
+                       timeout=timeout, env={**os.environ, **data_env(), "PYTHONPATH": str(dest)})
         subprocess.run([sys.executable, "-m", "coverage", "combine", f"--rcfile={rc}"],
                        cwd=dest, capture_output=True)
     from coverage import CoverageData
@@ -144,12 +144,25 @@ def _node_id(context: str) -> str:
     return f"tests/{module}.py::{function.split('.')[-1]}"
 
 
+def data_env() -> dict[str, str]:
+    """ACTIVERAG_DATA for the copy's tests: the evaluation data folder this checkout finds (the
+    copy, in a temporary folder, has no ../shared beside it, so the tests that read the data
+    would skip there and their lines count as run by no test); nothing when there is none."""
+    from activerag.errors import ActiveRagError
+    from activerag.settings import shared_data
+
+    try:
+        return {"ACTIVERAG_DATA": str(shared_data())}
+    except ActiveRagError:
+        return {}
+
+
 def run(dest: Path, tests: list[str], timeout: float) -> str:
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-m", "not integration",
            "-p", "no:cacheprovider", *tests]
     # the copy first on the path of every process a test starts too (one that runs
     # `python -m activerag...` from another folder would import the installed package)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+    env = {**os.environ, **data_env(), "PYTHONPATH": os.pathsep.join(
         p for p in (str(dest), os.environ.get("PYTHONPATH", "")) if p)}
     try:
         res = subprocess.run(cmd, cwd=dest, capture_output=True, text=True, timeout=timeout,
