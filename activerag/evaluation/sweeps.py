@@ -159,48 +159,7 @@ def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
         _plot_costs(name, rows, path, result, plt)
         return
     fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
-    labels = [label for label, _, _ in rows]
-    if name == "theta":
-        xs = [s["retrieval_rate"] * 100 for _, _, s in rows]
-        for metric in ("em", "f1"):
-            ax.errorbar(xs, [s[metric] * 100 for _, _, s in rows],
-                        yerr=error_bars([s for _, _, s in rows], metric), marker="o",
-                        capsize=3, label=f"{metric.upper()} (95% interval)")
-        # points within 5 percentage points of retrieval and at the same EM share a label
-        groups: list[list[tuple[float, float, str]]] = []
-        for x, (label, _, s) in sorted(zip(xs, rows, strict=True), key=lambda p: p[0]):
-            y, theta = round(s["em"] * 100, 1), label.split("=")[1]
-            if groups and x - groups[-1][-1][0] <= 5 and groups[-1][-1][1] == y:
-                groups[-1].append((x, y, theta))
-            else:
-                groups.append([(x, y, theta)])
-        for group in groups:
-            x, y, _ = group[0]
-            ax.annotate("θ=" + ",".join(t for _, _, t in group), (x, y),
-                        textcoords="offset points", xytext=(0, 7),
-                        ha="right" if x > 85 else "center", fontsize=8)
-        ax.set_xlabel("sentences that retrieved (%)")
-    elif name == "beta":
-        modes: dict[str, list[tuple[float, dict[str, Any]]]] = {}
-        for label, x, summary in rows:
-            modes.setdefault(label.partition(" ")[2] or "token", []).append((x, summary))
-        for i, (mode, curve) in enumerate(modes.items()):
-            if mode != "token":
-                # β = 0 masks nothing, so every mode starts from the same point (when swept)
-                curve = [p for p in modes.get("token", []) if p[0] == 0.0] + curve
-            shift = (i - 1) * 0.008  # keep the intervals of the modes apart
-            ax.errorbar([x + shift for x, _ in curve], [s["em"] * 100 for _, s in curve],
-                        yerr=error_bars([s for _, s in curve], "em"), marker="o", capsize=3,
-                        label=f"EM, {MASK_NAMES.get(mode, mode)}")
-        ax.set_xlabel("β (draft tokens below it are masked); bars: 95% intervals")
-    else:
-        pos = range(len(rows))
-        width = 0.38
-        for i, metric in enumerate(("em", "f1")):
-            ax.bar([p + (i - 0.5) * width for p in pos], [s[metric] * 100 for _, _, s in rows],
-                   width, yerr=error_bars([s for _, _, s in rows], metric), capsize=3,
-                   label=f"{metric.upper()} (95% interval)")
-        ax.set_xticks(list(pos), labels)
+    {"theta": _draw_theta, "beta": _draw_beta}.get(name, _draw_bars)(ax, rows)
     ax.set_ylabel("score (%)")
     ax.set_ylim(bottom=0)
     ax.set_title(f"{name} sweep, {result['dataset']} (n={result['n']})")
@@ -209,6 +168,60 @@ def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+Rows = list[tuple[str, float, dict[str, Any]]]
+"""A sweep's variants: (label, x, summary)."""
+
+
+def _draw_theta(ax: Any, rows: Rows) -> None:
+    """Figure 5: EM and F1 against the share of sentences that retrieved, each point's θ."""
+    xs = [s["retrieval_rate"] * 100 for _, _, s in rows]
+    for metric in ("em", "f1"):
+        ax.errorbar(xs, [s[metric] * 100 for _, _, s in rows],
+                    yerr=error_bars([s for _, _, s in rows], metric), marker="o",
+                    capsize=3, label=f"{metric.upper()} (95% interval)")
+    # points within 5 percentage points of retrieval and at the same EM share a label
+    groups: list[list[tuple[float, float, str]]] = []
+    for x, (label, _, s) in sorted(zip(xs, rows, strict=True), key=lambda p: p[0]):
+        y, theta = round(s["em"] * 100, 1), label.split("=")[1]
+        if groups and x - groups[-1][-1][0] <= 5 and groups[-1][-1][1] == y:
+            groups[-1].append((x, y, theta))
+        else:
+            groups.append([(x, y, theta)])
+    for group in groups:
+        x, y, _ = group[0]
+        ax.annotate("θ=" + ",".join(t for _, _, t in group), (x, y),
+                    textcoords="offset points", xytext=(0, 7),
+                    ha="right" if x > 85 else "center", fontsize=8)
+    ax.set_xlabel("sentences that retrieved (%)")
+
+
+def _draw_beta(ax: Any, rows: Rows) -> None:
+    """Table 5 as curves: EM against β, one curve per masking mode, shifted apart a little."""
+    modes: dict[str, list[tuple[float, dict[str, Any]]]] = {}
+    for label, x, summary in rows:
+        modes.setdefault(label.partition(" ")[2] or "token", []).append((x, summary))
+    for i, (mode, curve) in enumerate(modes.items()):
+        if mode != "token":
+            # β = 0 masks nothing, so every mode starts from the same point (when swept)
+            curve = [p for p in modes.get("token", []) if p[0] == 0.0] + curve
+        shift = (i - 1) * 0.008  # keep the intervals of the modes apart
+        ax.errorbar([x + shift for x, _ in curve], [s["em"] * 100 for _, s in curve],
+                    yerr=error_bars([s for _, s in curve], "em"), marker="o", capsize=3,
+                    label=f"EM, {MASK_NAMES.get(mode, mode)}")
+    ax.set_xlabel("β (draft tokens below it are masked); bars: 95% intervals")
+
+
+def _draw_bars(ax: Any, rows: Rows) -> None:
+    """Any other sweep: EM and F1 bars side by side about each variant's tick."""
+    pos = range(len(rows))
+    width = 0.38
+    for i, metric in enumerate(("em", "f1")):
+        ax.bar([p + (i - 0.5) * width for p in pos], [s[metric] * 100 for _, _, s in rows],
+               width, yerr=error_bars([s for _, _, s in rows], metric), capsize=3,
+               label=f"{metric.upper()} (95% interval)")
+    ax.set_xticks(list(pos), [label for label, _, _ in rows])
 
 
 def _plot_costs(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
