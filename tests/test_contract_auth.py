@@ -50,7 +50,7 @@ WAYS_IN: dict[str, Callable[[str], Any]] = {
 """Each way a request reaches an LM server, given the server's URL (.../v1)."""
 COVERED = {"activerag/serving/lm.py", "activerag/serving/token_lm.py",
            "activerag/serving/server.py", "activerag/serving/templates.py",
-           "activerag/serving/probe.py"}
+           "activerag/serving/probe_requests.py"}
 """The modules whose requests WAYS_IN sends."""
 NO_KEY = {
     "activerag/serving/server.py:/metrics": "vLLM serves /metrics without the key (it guards "
