@@ -120,3 +120,16 @@ def test_a_finished_build_lands_whole_in_a_new_folder(tmp_path: Path):
     (built / "llama-server").write_text("server, rebuilt")
     llamacpp.install(built, target)  # over an earlier build
     assert (target / "bin" / "llama-server").read_text() == "server, rebuilt"
+
+
+def test_a_file_s_sha256_is_read_in_blocks_and_given_as_hex(tmp_path: Path):
+    """The digest the pinned source is checked by: the same as hashlib's of the whole file,
+    across the 1 MiB blocks it is read in."""
+    import hashlib
+
+    data = bytes(range(256)) * 5000  # 1.28 MB: two blocks
+    (tmp_path / "f").write_bytes(data)
+    assert llamacpp.sha256_of(tmp_path / "f") == hashlib.sha256(data).hexdigest()
+    (tmp_path / "abc").write_bytes(b"abc")
+    assert llamacpp.sha256_of(tmp_path / "abc") == (
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")

@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("ask", "eval") and not getattr(args, "rescore", None):
             check_methods(args)
         settings = Settings.from_env()
-        return int(args.func(args, settings) or 0)
+        return int(args.func(args, settings))
     except ActiveRagError as exc:
         print(f"activerag: error: {exc}", file=sys.stderr)
         return 2
