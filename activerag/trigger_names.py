@@ -1,5 +1,6 @@
 """The names a run's `trigger` and `estimator` may take, known before any node is imported: the
-shipped ones, and every name `activerag.nodes.triggers.register` and `register_estimator` add.
+shipped ones, and every name `activerag.nodes.triggers.register` and
+`activerag.nodes.estimators.register_estimator` add.
 The contexts refuse an unknown name when they are made (the LangGraph server takes a run's
 context from any client); the triggers themselves live with the nodes, above this module."""
 
@@ -42,4 +43,4 @@ def check_estimator(name: str) -> None:
     if name not in ESTIMATORS:
         raise UnknownTrigger(f"unknown estimator {name!r}; known: "
                              f"{', '.join(sorted(ESTIMATORS))} (register one with "
-                             "activerag.nodes.triggers.register_estimator)")
+                             "activerag.nodes.estimators.register_estimator)")

@@ -222,7 +222,8 @@ def test_a_graph_built_with_every_component_never_makes_one_of_its_own(
     _, ctx = base_context(name, url, store, light_url)
     if reach:
         ctx = reached(ctx, {**REACHING, **EXEMPLARS})
-    from activerag.nodes.triggers import estimator_named, top_logprobs_for
+    from activerag.nodes.estimators import estimator_named
+    from activerag.nodes.triggers import top_logprobs_for
     from activerag.serving.lm import VLLMClient
     from activerag.serving.token_lm import VLLMTokens
 

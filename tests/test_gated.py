@@ -15,7 +15,7 @@ from activerag.context import FlareContext
 from activerag.errors import ActiveRagError, NoLogprobs, SettingError, UnknownTrigger
 from activerag.graphs.gated import build_gated_graph
 from activerag.graphs.single import build_single_graph
-from activerag.nodes import triggers
+from activerag.nodes import estimators, triggers
 from activerag.nodes.gated import logic as gl
 from activerag.nodes.gated import triggers as gt
 from activerag.nodes.gated.context import GateContext
@@ -107,8 +107,8 @@ def test_lex_similarity_lies_in_0_1_and_rouge_l_is_symmetric(texts):
 
 
 def test_an_estimator_fires_past_its_threshold_in_its_own_direction():
-    def up(above: bool) -> triggers.Estimator:
-        return triggers.Estimator(lambda *_: None, 0.4, above=above)
+    def up(above: bool) -> estimators.Estimator:
+        return estimators.Estimator(lambda *_: None, 0.4, above=above)
 
     assert up(True).fires(0.5, 0.4) and not up(True).fires(0.4, 0.4)
     assert up(False).fires(0.3, 0.4) and not up(False).fires(0.4, 0.4)
@@ -133,14 +133,14 @@ def test_the_estimators_read_the_answers_tokens_with_the_entropy_helper():
     with pytest.raises(NoLogprobs, match="the entropy_max estimator reads each token's top-20"):
         gt.entropy_max(TOKENS, {"step": {}})
     state = {"step": {"samples": ["So the answer is Kelmor.", "So the answer is Kelmor."]}}
-    assert triggers.estimator_named("lexsim").value([], state) == 1.0
-    assert triggers.ESTIMATORS["lexsim"].value([], state) == 1.0
+    assert estimators.estimator_named("lexsim").value([], state) == 1.0
+    assert estimators.ESTIMATORS["lexsim"].value([], state) == 1.0
     with pytest.raises(NoLogprobs, match="lexsim estimator compares answers sampled"):
-        triggers.ESTIMATORS["lexsim"].value([], {"step": {}})
+        estimators.ESTIMATORS["lexsim"].value([], {"step": {}})
 
 
 def test_the_token_estimators_are_triggers_too_and_lexsim_is_not():
-    assert {"entropy_mean", "entropy_max", "perplexity", "lexsim"} <= set(triggers.ESTIMATORS)
+    assert {"entropy_mean", "entropy_max", "perplexity", "lexsim"} <= set(estimators.ESTIMATORS)
     assert triggers.TOP_LOGPROBS["entropy_mean"] == triggers.TOP_LOGPROBS["entropy_max"] == 20
     assert triggers.TOP_LOGPROBS["perplexity"] == 1
     assert "lexsim" not in triggers.TRIGGERS  # a draft has no samples to compare
@@ -150,7 +150,7 @@ def test_the_token_estimators_are_triggers_too_and_lexsim_is_not():
     high = GateContext(estimator="perplexity", gate_threshold=2.0)
     assert triggers.TRIGGERS["perplexity"](TOKENS, state, high) is False
     other = GateContext(estimator="entropy_mean", gate_threshold=2.0)
-    assert triggers.estimator_threshold(other, "perplexity") == triggers.ESTIMATORS[
+    assert estimators.estimator_threshold(other, "perplexity") == estimators.ESTIMATORS[
         "perplexity"].threshold
 
 
@@ -189,7 +189,7 @@ async def test_a_sure_answer_stands_without_retrieval():
     why = out["trace"][0]["why"]
     assert why["estimator"] == "entropy_mean" and why["fired"] is False
     assert why["value"] == pytest.approx(triggers.entropy(SURE_TOP))
-    assert why["threshold"] == triggers.ESTIMATORS["entropy_mean"].threshold
+    assert why["threshold"] == estimators.ESTIMATORS["entropy_mean"].threshold
     assert "Search results" not in last_turn(lm.lm.prompts[0])
 
 

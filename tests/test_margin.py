@@ -15,7 +15,7 @@ from activerag.context import FlareContext
 from activerag.errors import NoLogprobs, SettingError
 from activerag.graphs.margin import build_margin_graph
 from activerag.graphs.registry import METHODS, method
-from activerag.nodes import triggers
+from activerag.nodes import estimators, triggers
 from activerag.nodes.gated.steps import estimating
 from activerag.nodes.margin import logic
 from activerag.nodes.margin.context import MarginContext
@@ -78,7 +78,7 @@ def test_the_row_is_pinned_and_its_context_reads_two_alternatives():
     _, ctx = method("gate_margin", FlareContext(k=4, theta=0.3))
     assert type(ctx) is MarginContext and ctx.k == 4 and ctx.estimator == "margin"
     assert triggers.top_logprobs_for(estimating(ctx)) == 2
-    assert triggers.estimator_named("margin").above is False
+    assert estimators.estimator_named("margin").above is False
 
 
 def test_studio_s_settings_form_shows_the_margin_s_own_field():

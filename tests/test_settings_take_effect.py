@@ -26,7 +26,7 @@ from settings_effect import changed, settable, shown, tracked
 
 from activerag.context import FlareContext
 from activerag.graphs.registry import METHODS, method
-from activerag.nodes import triggers
+from activerag.nodes import estimators
 from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.nodes.gated.context import GateContext
 from activerag.stores.corpus import Corpus
@@ -70,7 +70,7 @@ BELOW_GATE = 1e9
 def gate_companions(ctx: Any, reads: list[str]) -> dict[str, Any]:
     """GATE_COMPANIONS for a run of CTX that reads READS: thresholds that make its gate fire."""
     out = {k: v for k, v in GATE_COMPANIONS.items() if k in reads}
-    if "gate_threshold" in out and not triggers.estimator_named(ctx.estimator).above:
+    if "gate_threshold" in out and not estimators.estimator_named(ctx.estimator).above:
         out["gate_threshold"] = BELOW_GATE
     return out
 

@@ -199,12 +199,13 @@ def test_the_names_a_context_accepts_are_those_the_nodes_register():
     """activerag/trigger_names.py knows the shipped names before any node is imported (a
     context checks them when made); it must name exactly what the trigger modules register."""
     from activerag import trigger_names
+    from activerag.nodes import estimators
     from activerag.nodes import triggers as t
 
     t.load_registrations()  # every shipped trigger module, family folders' included
 
     assert set(t.TRIGGERS) == trigger_names.TRIGGERS
-    assert set(t.ESTIMATORS) == trigger_names.ESTIMATORS
+    assert set(estimators.ESTIMATORS) == trigger_names.ESTIMATORS
 
 
 def test_an_unknown_trigger_or_estimator_says_how_to_add_one():
@@ -215,7 +216,7 @@ def test_an_unknown_trigger_or_estimator_says_how_to_add_one():
                                              r"activerag\.nodes\.triggers\.register\)$"):
         check_trigger("nope")
     with pytest.raises(UnknownTrigger, match=r"known: .*lexsim.* \(register one with "
-                                             r"activerag\.nodes\.triggers\.register_estimator\)$"):
+                                             r"activerag\.nodes\.estimators\.register_estimator\)$"):
         check_estimator("nope")
 
 

@@ -29,7 +29,7 @@ from langgraph.runtime import Runtime
 
 from activerag.evaluation.datasets import Example, twowiki, twowiki500
 from activerag.graphs.gated import build_gated_graph
-from activerag.nodes import triggers
+from activerag.nodes import estimators, triggers
 from activerag.nodes.base import Update
 from activerag.nodes.gated import steps as gated
 from activerag.nodes.gated.context import GateContext
@@ -52,7 +52,7 @@ def make_record(parts: Parts, found: dict[str, dict[str, float | None]]) -> Any:
         step["samples"], costs = await gated.draw_samples(parts, state, ctx)
         full: Any = {**state, "step": step}
         found[state["question"]] = {name: est.value(step.get("tokens", []), full, ctx)
-                                    for name, est in triggers.ESTIMATORS.items()}
+                                    for name, est in estimators.ESTIMATORS.items()}
         return {"step": {"fire": False}, **costs}
 
     return record
@@ -98,7 +98,7 @@ def main() -> None:
     triggers.load_registrations()  # every estimator, a family folder's (the margin) too
     found = asyncio.run(measure(examples, ctx, args.concurrency))
     medians = {}
-    for name in triggers.ESTIMATORS:
+    for name in estimators.ESTIMATORS:
         values = [v[name] for v in found.values() if v[name] is not None]
         medians[name] = statistics.median(values) if values else None
         print(f"{name:13s} median {medians[name]} over {len(values)} answers "

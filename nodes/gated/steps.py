@@ -20,7 +20,7 @@ from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
-from activerag.nodes import triggers
+from activerag.nodes import estimators, triggers
 from activerag.nodes.base import Node, Update, node_name
 from activerag.nodes.flare import FlareNode, generate_unit, prompt_documents, shots, unit_update
 from activerag.nodes.flare_logic import answer_end
@@ -48,7 +48,7 @@ def estimating(ctx: GateContext) -> GateContext:
     """CTX with its estimator as the trigger when the estimator reads more alternatives per
     token than the run's trigger, so that the LM client asks for them (top_logprobs_for);
     otherwise CTX itself, whose first pass is then the very request `none` makes."""
-    wanted = triggers.estimator_named(ctx.estimator).top_logprobs
+    wanted = estimators.estimator_named(ctx.estimator).top_logprobs
     if wanted > triggers.top_logprobs_for(ctx) and ctx.estimator in triggers.TRIGGERS:
         return replace(ctx, trigger=ctx.estimator)
     return ctx
@@ -131,13 +131,13 @@ def make_estimate(parts: Parts) -> GateNode:
 
     async def estimate(state: FlareState, runtime: Runtime[GateContext]) -> Update:
         ctx = runtime.context
-        estimator = triggers.estimator_named(ctx.estimator)
+        estimator = estimators.estimator_named(ctx.estimator)
         step: dict[str, Any] = dict(state.get("step", {}))
         costs: Update = {}
         if estimator.samples:
             step["samples"], costs = await draw_samples(parts, state, ctx)
         value = estimator.value(step.get("tokens", []), {**state, "step": step}, ctx)  # type: ignore[typeddict-item]
-        threshold = triggers.estimator_threshold(ctx, ctx.estimator)
+        threshold = estimators.estimator_threshold(ctx, ctx.estimator)
         fired = estimator.fires(value, threshold)
         why = {"estimator": ctx.estimator, "value": value, "threshold": threshold,
                "fired": fired, "retrieves_when": "above" if estimator.above else "below"}

@@ -18,8 +18,9 @@ from typing import Any
 
 from activerag.context import FlareContext
 from activerag.errors import NoLogprobs
+from activerag.nodes.estimators import register_estimator
 from activerag.nodes.gated import logic as gate_logic
-from activerag.nodes.triggers import Tokens, entropy, measures, register, register_estimator
+from activerag.nodes.triggers import Tokens, entropy, measures, register
 from activerag.state import FlareState
 
 

@@ -4,9 +4,10 @@ trigger "margin" of the look-ahead graphs (a FLARE run with trigger "margin").""
 from __future__ import annotations
 
 from activerag.errors import NoLogprobs
+from activerag.nodes.estimators import register_estimator
 from activerag.nodes.margin import logic
 from activerag.nodes.margin.context import MarginContext
-from activerag.nodes.triggers import Tokens, register_estimator
+from activerag.nodes.triggers import Tokens
 from activerag.state import FlareState
 
 THRESHOLD = 1.0

@@ -9,7 +9,7 @@ import pytest
 
 from activerag.demo import load_demo_questions
 from activerag.graphs.gated import build_dragin_graph, build_etc_graph, build_gated_graph
-from activerag.nodes import triggers
+from activerag.nodes import estimators, triggers
 from activerag.nodes.gated.context import DraginContext, EtcContext, GateContext
 from activerag.nodes.prompts import COT_TASK, answer_prompt
 
@@ -28,7 +28,7 @@ async def test_gate_entropy_mean_retrieves_exactly_when_its_estimate_is_above_th
     why = out["trace"][0]["why"]
     fired = why["value"] > why["threshold"]
     assert why["estimator"] == "entropy_mean" and why["fired"] is fired
-    assert why["threshold"] == triggers.ESTIMATORS["entropy_mean"].threshold
+    assert why["threshold"] == estimators.ESTIMATORS["entropy_mean"].threshold
     assert all(s["retrieved"] is fired and s["why"] == why for s in out["trace"])
     assert (out["lm_calls"], out["retrievals"]) == ((2, 1) if fired else (1, 0))
     if fired:
