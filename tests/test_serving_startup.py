@@ -157,3 +157,40 @@ def test_each_serve_option_reaches_the_server_start(tmp_path: Path, started):
         ("llama.cpp", 3, "chatml")
     assert serve(["--engine", "llama.cpp"], tmp_path) == 0
     assert started[-1][1]["gguf"] is None and started[-1][1]["launch"].threads is None
+
+
+def test_llama_server_s_launch_serves_a_catalogue_model_or_a_given_gguf(tmp_path: Path,
+                                                                         monkeypatch):
+    """The command line llama-server starts with: a catalogue model's GGUF (fetched into the
+    models folder) at its own context length and served name; a given GGUF under its file's
+    stem, at the length asked; the launch's slots, threads, template and extra flags."""
+    from activerag.serving import llamacpp
+
+    binary = tmp_path / "bin" / "llama-server"
+    monkeypatch.setattr(llamacpp, "ensure_binary", lambda settings: binary)
+    monkeypatch.setattr(server, "available_gb", lambda: 1000.0)
+    settings = Settings(home=tmp_path / "home", port=8123, host="127.0.0.1")
+    fetched = settings.models / "gguf" / FAST_MODEL.gguf_name
+    fetched.parent.mkdir(parents=True)
+    fetched.write_bytes(b"GGUF")
+    launch = server.Launch("llama.cpp", ("--flash-attn",), parallel=3, threads=2,
+                           chat_template="chatml")
+    cmd, env = server._llama_launch(settings, None, None, None, FAST_MODEL, launch)
+    flag = {cmd[i]: cmd[i + 1] for i in range(1, len(cmd) - 1) if cmd[i].startswith("-")}
+    assert cmd[0] == str(binary) and flag["-m"] == str(fetched)
+    assert flag["--alias"] == FAST_MODEL.served_name
+    assert flag["-c"] == str(FAST_MODEL.max_model_len * 3) and flag["-np"] == "3"
+    assert flag["-t"] == "2" and cmd[-1] == "--flash-attn"
+    assert flag["--chat-template"] == "chatml" and "--no-jinja" in cmd
+    assert env["LD_LIBRARY_PATH"].split(":")[0] == str(binary.parent)
+    cmd, _ = server._llama_launch(settings, None, None, "given", FAST_MODEL,
+                                  server.Launch("llama.cpp"))
+    assert cmd[cmd.index("--alias") + 1] == "given"
+    own = tmp_path / "mine.gguf"
+    own.write_bytes(b"GGUF")
+    cmd, _ = server._llama_launch(settings, own, 1024, None, FAST_MODEL, server.Launch("llama.cpp"))
+    flag = {cmd[i]: cmd[i + 1] for i in range(1, len(cmd) - 1) if cmd[i].startswith("-")}
+    assert (flag["-m"], flag["--alias"], flag["-c"]) == (str(own), "mine", str(1024 * 5))
+    cmd, _ = server._llama_launch(settings, own, 1024, "named", FAST_MODEL,
+                                  server.Launch("llama.cpp"))
+    assert cmd[cmd.index("--alias") + 1] == "named"
