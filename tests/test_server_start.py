@@ -207,3 +207,12 @@ def test_a_start_says_which_engine_on_which_device_its_log_and_where_it_is_ready
     assert f"[activerag] starting vLLM (CPU): log in {log}" in said, said
     assert f"[activerag] ready: {url} serving stand-in" in said, said
     assert url == f"http://127.0.0.1:{settings.port}/v1"
+
+
+def test_stopping_with_no_pid_file_or_an_unreadable_one_stops_nothing(tmp_path):
+    settings = Settings(home=tmp_path, port=free_port(), host="127.0.0.1")
+    assert server.stop_server(settings) is False  # no pid file at all
+    pid_file = tmp_path / f"vllm-{settings.port}.pid"
+    pid_file.write_text("not a pid\n")
+    assert server.stop_server(settings) is False
+    assert not pid_file.exists()  # an unreadable file is removed, not kept to confuse later
