@@ -66,3 +66,12 @@ def test_llama_server_s_token_ids_tell_whether_a_bias_chose_the_token(llama_serv
     assert ("logit_bias" in found.found) is honours
     if not honours:
         assert found.why["logit_bias"] == "a +100 bias did not choose the token"
+
+
+def test_a_refusal_s_message_is_one_line_of_at_most_160_characters():
+    from activerag.serving.probe_requests import _message
+
+    long = "word " * 100
+    said = _message(httpx.Response(400, json={"error": {"message": f"bad\n{long}"}}))
+    assert said == " ".join(f"bad {long}".split())[:160] and len(said) == 160
+    assert _message(httpx.Response(400, text="plain refusal")) == "plain refusal"

@@ -194,3 +194,15 @@ def test_llama_server_s_launch_serves_a_catalogue_model_or_a_given_gguf(tmp_path
     cmd, _ = server._llama_launch(settings, own, 1024, "named", FAST_MODEL,
                                   server.Launch("llama.cpp"))
     assert cmd[cmd.index("--alias") + 1] == "named"
+
+
+def test_serve_stop_without_a_port_tries_every_managed_port(tmp_path: Path, monkeypatch,
+                                                             capsys):
+    """`serve --stop` alone stops the server of each port with a pid file: each is asked on its
+    own port (unreadable files, as here, are removed and nothing is stopped)."""
+    monkeypatch.delenv("ACTIVERAG_PORT", raising=False)
+    for port in (18123, 18124):
+        (tmp_path / f"vllm-{port}.pid").write_text("not a pid\n")
+    assert serve(["--stop"], tmp_path) == 0
+    assert not list(tmp_path.glob("vllm-*.pid"))
+    assert capsys.readouterr().out.strip() == "no managed server was running"
