@@ -29,8 +29,10 @@ class Backend:
 
     def __init__(self, lacks: set[str] | frozenset[str] = frozenset(), max_top: int = 20,
                  refuse_logprobs: bool = False, model: str = "fake-model",
-                 reply: str = REPLY) -> None:
+                 reply: str = REPLY, owned_by: str | None = None) -> None:
         self.lacks = set(lacks)
+        self.owned_by = owned_by
+        """The /v1/models entry's owner: "llamacpp" lists it as llama-server does."""
         self.reply = reply
         """Every completion's text (cut at max_tokens words)."""
         self.max_top = max_top
@@ -87,6 +89,8 @@ class _Handler(QuietHandler):
         entry: dict[str, Any] = {"id": b.model, "object": "model"}
         if "context_length" not in b.lacks:
             entry["max_model_len"] = 2048
+        if b.owned_by:
+            entry["owned_by"] = b.owned_by
         self._json(200, {"object": "list", "data": [entry]})
 
     def do_POST(self) -> None:

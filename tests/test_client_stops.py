@@ -1,0 +1,33 @@
+"""Stop strings on each engine (issue #38: the client-side stop was run by no unit test).
+vLLM is sent the stop strings and ends the stream itself; llama-server does not say which stop
+string ended a stream, so the client sends none and cuts the streamed text at the first stop
+string it sees, closing the stream there."""
+
+import asyncio
+
+from fake_backends import Backend, backend
+
+from activerag.serving.lm import VLLMClient
+
+REPLY = " Gepu is a town.\nQuestion: where is Kelmor?"
+
+
+def generate(owned_by: str | None):
+    b = Backend(reply=REPLY, owned_by=owned_by)
+    with backend(b) as url:
+        gen = asyncio.run(VLLMClient(url, "fake-model").generate(
+            "Q: where is Gepu?\nA:", max_tokens=20, stop=["\n", "Question:"]))
+    [body] = [body for path, body in b.requests if path == "/v1/completions"]
+    return gen, body
+
+
+def test_llama_server_s_stream_is_cut_at_the_first_stop_string_by_the_client():
+    gen, body = generate("llamacpp")
+    assert "stop" not in body
+    assert gen.text == " Gepu is a town." and gen.stop_reason == "\n" and gen.finished
+    assert "".join(t.text for t in gen.tokens) == gen.text
+
+
+def test_vllm_is_sent_the_stop_strings():
+    _, body = generate(None)
+    assert body["stop"] == ["\n", "Question:"]
