@@ -208,3 +208,19 @@ async def test_the_answer_is_the_readers_first_non_empty_line():
 def test_the_scripted_sampler_ends_nothing_by_running_out():
     # the scripted LM ends units by EOS, stop strings or length, never by an empty script
     assert ends("Bergen")[-1] == EOS
+
+
+def test_the_light_sampler_s_layout_is_its_own_setting_else_its_own_template():
+    import asyncio
+    from types import SimpleNamespace
+
+    from activerag.nodes.fb_rag.context import FBRagContext
+    from activerag.nodes.fb_rag.parts import FBParts, light_layout
+
+    def layout(light, fmt):
+        ctx = FBRagContext(light_prompt_format=fmt)
+        return asyncio.run(light_layout(FBParts(light=light), ctx))
+
+    assert layout(None, "plain") == "plain"
+    assert layout(SimpleNamespace(chat_layout="gemma"), "auto") == "gemma"
+    assert layout(SimpleNamespace(), "auto") == "chatml"  # a scripted sampler without one
