@@ -73,3 +73,14 @@ def test_which_servers_a_method_asks_each_named_by_its_flag(name, with_context, 
     app's one LM and, for a question with a long context, FB-RAG's."""
     _, ctx = method(name, FlareContext(), FBRagContext(light_base_url="http://127.0.0.1:9/v1"))
     assert [e.flag for e in needed(name, ctx, with_context)] == flags
+
+
+def test_a_shortfall_warns_of_missing_rows_or_damaged_lines_each_alone():
+    from activerag.evaluation.tables import shortfall
+
+    assert shortfall({"missing": 0, "damaged_lines": 0, "expected": 4}) is None
+    missing = shortfall({"missing": 3, "damaged_lines": 0, "expected": 10})
+    assert missing == ("WARNING: this summary is short: 3 of 10 rows (methods × examples) are "
+                       "missing")
+    damaged = shortfall({"missing": 0, "damaged_lines": 1, "expected": 10})
+    assert damaged == "WARNING: 1 line of examples.jsonl could not be read"

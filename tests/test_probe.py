@@ -150,3 +150,11 @@ def test_of_replicas_the_first_that_answers_is_probed(allow_port):
     assert found.url == two and found.found == FULL - {"echo"}
     with pytest.raises(LMServerUnreachable, match="no replica answers"):
         probe("http://127.0.0.1:9/v1,http://127.0.0.1:9/v2")
+
+
+def test_the_cached_probe_asks_about_the_model_given(own_home):
+    from activerag.cli.abilities import probe_cached
+
+    with backend(Backend()) as url:
+        assert probe_cached(url, "asked-model").model == "asked-model"
+        assert probe_cached(url, "").model == "fake-model"  # none given: the server's first
