@@ -8,6 +8,7 @@ from nltk.tokenize.punkt import PunktParameters
 from activerag.nodes.flare import AnswerCut
 from activerag.sentences import SentenceSplitter
 from activerag.serving.cache import CachedLM
+from activerag.serving.lm import Generation
 
 
 class NamedLM:
@@ -110,3 +111,34 @@ def test_alternatives_per_token_are_in_the_key_when_more_than_one_is_asked(tmp_p
     blob = (b'{"cut": "None", "format": 2, "logit_bias": {"7": -100.0}, "max_tokens": 8, '
             b'"model": "m", "prompt": "p", "stop": ["\\n\\n"], "top_logprobs": 20}')
     assert keyed(20) == hashlib.sha256(blob).hexdigest()
+
+
+class AskedLM:
+    """An LM that notes every request it is sent and answers with its stop strings."""
+
+    model = "m"
+
+    def __init__(self):
+        self.asked = []
+
+    async def generate(self, prompt, **kw):
+        self.asked.append(kw)
+        return Generation(text=f"{prompt} {kw.get('stop')}", tokens=[], finished=True,
+                          prompt=prompt)
+
+
+@pytest.mark.parametrize("change", [{"stop": None}, {"stop": ["Question:"]},
+                                    {"max_tokens": 9}, {"logit_bias": {7: -50.0}}])
+def test_a_generation_asked_with_other_settings_is_not_served_the_cached_one(tmp_path, change):
+    """Each setting of a request reaches the key the cache looks it up by: the same prompt
+    with another stop string, budget or bias is asked of the LM, not answered from the cache."""
+    import asyncio
+
+    inner = AskedLM()
+    lm = CachedLM(inner, tmp_path / "c.sqlite")
+    asked = {"max_tokens": 8, "stop": ["\n"], "logit_bias": None}
+    first = asyncio.run(lm.generate("p", **asked))
+    again = asyncio.run(lm.generate("p", **asked))
+    other = asyncio.run(lm.generate("p", **{**asked, **change}))
+    assert again.text == first.text and len(inner.asked) == 2 and lm.hits == 1
+    assert other is not None and inner.asked[-1] == {**asked, "cut": None, **change}

@@ -5,6 +5,7 @@ polled while it stops is only asked whether it lives. start_server and pip are r
 server, download or network."""
 
 import dataclasses
+import os
 import re
 import subprocess
 import sys
@@ -191,6 +192,7 @@ def test_llama_server_s_launch_serves_a_catalogue_model_or_a_given_gguf(tmp_path
     cmd, _ = server._llama_launch(settings, own, 1024, None, FAST_MODEL, server.Launch("llama.cpp"))
     flag = {cmd[i]: cmd[i + 1] for i in range(1, len(cmd) - 1) if cmd[i].startswith("-")}
     assert (flag["-m"], flag["--alias"], flag["-c"]) == (str(own), "mine", str(1024 * 5))
+    assert flag["-t"] == str(os.cpu_count() or 2)  # no threads given: every core
     cmd, _ = server._llama_launch(settings, own, 1024, "named", FAST_MODEL,
                                   server.Launch("llama.cpp"))
     assert cmd[cmd.index("--alias") + 1] == "named"
