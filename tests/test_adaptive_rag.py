@@ -443,10 +443,13 @@ def test_train_router_refuses_a_multi_step_method_that_is_not_one(capsys):
 
 
 def test_train_router_takes_flare_as_its_multi_step_method_and_goes_on_to_the_server(
-        capsys, own_home, allow_port):
+        capsys, own_home, allow_port, monkeypatch):
+    from activerag import lsr
     from activerag.cli import main
 
     allow_port(9)  # nothing listens there: the server check answers, not the method check
+    # the training questions without the data folder (a checkout may have none beside it)
+    monkeypatch.setattr(lsr, "training_examples", lambda n, seed: [])
     assert main(["train-router", "--out", "x", "--multi", "flare", "--n", "2",
                  "--base-url", "http://127.0.0.1:9/v1"]) == 2
     said = capsys.readouterr().err
