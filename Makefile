@@ -70,7 +70,7 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.eval
 	'activerag.nodes.triggers.x_token_entropy__*' 'activerag.serving.generation.x_check_alternatives__*' \
 	'activerag.nodes.app.steps.x_answer_confidence__*' 'activerag.nodes.app.steps.x_route_question__*' \
 	'activerag.nodes.app.steps.x_route_after_single__*' 'activerag.evaluation.sweeps.x_pareto__*' \
-	'activerag.nodes.triggers.x_top_logprobs_for__*' 'activerag.nodes.triggers.x*Estimator*fires__*' \
+	'activerag.nodes.triggers.x_top_logprobs_for__*' 'activerag.nodes.estimators.x*Estimator*fires__*' \
 	'activerag.serving.dialect.*' 'activerag.serving.templates.x_cut__*' \
 	'activerag.serving.templates.x_conversation__*' \
 	'activerag.serving.templates.x*ChatLayout*render__*'
