@@ -76,6 +76,10 @@ COSTS: dict[str, list[tuple[str, str, str, float]]] = {
 }
 
 
+Rows = list[tuple[str, float, dict[str, Any]]]
+"""A sweep's variants: (label, x, summary)."""
+
+
 def chosen(name: str, only: list[str] | None) -> list[tuple[str, float, str, dict[str, Any]]]:
     """The variants of sweep NAME that ONLY names (labels as its table writes them), in ONLY's
     order, so that the first is the one the table's p are against; all of them in order when
@@ -111,7 +115,7 @@ async def run_sweep(name: str, folder: Path, dataset: str, examples: list[Exampl
     return result
 
 
-def table(name: str, rows: list[tuple[str, float, dict[str, Any]]], result: dict[str, Any]) -> str:
+def table(name: str, rows: Rows, result: dict[str, Any]) -> str:
     """A Markdown table of one sweep (metrics with 95% intervals), with what it was run on."""
     ctx = result["context"]
     out = [f"### {name} sweep: {result['dataset']}, n={result['n']}, model "
@@ -145,8 +149,7 @@ def error_bars(summaries: list[dict[str, Any]], metric: str) -> list[list[float]
     return [below, above]
 
 
-def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
-         result: dict[str, Any]) -> None:
+def plot(name: str, rows: Rows, path: Path, result: dict[str, Any]) -> None:
     """The sweep's picture: Figure 5's EM against retrieval rate for θ, else metric by variant."""
     try:
         import matplotlib
@@ -168,10 +171,6 @@ def plot(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
-
-
-Rows = list[tuple[str, float, dict[str, Any]]]
-"""A sweep's variants: (label, x, summary)."""
 
 
 def _draw_theta(ax: Any, rows: Rows) -> None:
@@ -224,8 +223,7 @@ def _draw_bars(ax: Any, rows: Rows) -> None:
     ax.set_xticks(list(pos), [label for label, _, _ in rows])
 
 
-def _plot_costs(name: str, rows: list[tuple[str, float, dict[str, Any]]], path: Path,
-                result: dict[str, Any], plt: Any) -> None:
+def _plot_costs(name: str, rows: Rows, path: Path, result: dict[str, Any], plt: Any) -> None:
     """F1 against each of the sweep's costs, one series per family of variants (the label's
     first word), the Pareto front dashed."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), dpi=120, sharey=True)
