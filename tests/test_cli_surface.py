@@ -15,19 +15,14 @@ none of the environment's ACTIVERAG_ settings, whose values the generated flags'
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
+from golden_files import in_clean_process, pinned
 from test_contract_cli_parser import subcommands
 
 from activerag import cli
 
-GOLDEN = Path(__file__).parent / "golden" / "cli_options.json"
-REWRITE = os.environ.get("ACTIVERAG_REWRITE_GOLDEN") == "1"
+GOLDEN = "cli_options.json"
 
 
 def plain(value: Any) -> Any:
@@ -65,24 +60,6 @@ def surface() -> dict[str, Any]:
             for path, sub in parsers}
 
 
-def golden() -> dict[str, Any]:
-    return json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
-
-
-def clean_surface() -> dict[str, Any]:
-    """surface() as a process with none of the environment's ACTIVERAG_ settings sees it: the
-    generated flags' help states the defaults those settings give, read when the contexts are
-    imported."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ACTIVERAG_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent),
-                                         env.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-c", "import json, test_cli_surface as t; "
-                          "print(json.dumps(t.surface()))"], capture_output=True, text=True,
-                         env=env, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout)
-
-
 def differences(now: dict[str, Any], was: dict[str, Any]) -> list[str]:
     """Each way NOW's command line differs from WAS's, one line each."""
     found = [f"`{path}`: added" for path in sorted(set(now) - set(was))]
@@ -104,12 +81,9 @@ def differences(now: dict[str, Any], was: dict[str, Any]) -> list[str]:
 
 
 def test_the_command_line_is_the_pinned_one():
-    now = clean_surface()
-    if REWRITE:
-        GOLDEN.parent.mkdir(exist_ok=True)
-        GOLDEN.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
-    found = differences(now, golden())
-    assert not found, (f"the command line changed; if on purpose, rewrite {GOLDEN.name} "
+    now = in_clean_process("test_cli_surface", "surface")
+    found = differences(now, pinned(GOLDEN, now))
+    assert not found, (f"the command line changed; if on purpose, rewrite {GOLDEN} "
                        "(module doc):\n" + "\n".join(found[:40]))
 
 

@@ -40,7 +40,8 @@ def drawn(monkeypatch, tmp_path, name: str) -> Any:
     figures: list[Any] = []
     monkeypatch.setattr(plt, "close", figures.append)
     plot(name, rows(name), tmp_path / f"{name}.png", RESULT)
-    return figures[0]
+    (fig,) = figures  # one picture, closed once
+    return fig
 
 
 def error_bars(fig: Any) -> list[ErrorbarContainer]:

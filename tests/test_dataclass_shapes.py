@@ -15,16 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import json
-import os
 import pkgutil
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
-GOLDEN = Path(__file__).parent / "golden" / "dataclasses.json"
-REWRITE = os.environ.get("ACTIVERAG_REWRITE_GOLDEN") == "1"
+from golden_files import in_clean_process, pinned
+
+GOLDEN = "dataclasses.json"
 PACKAGES = ("activerag", "activerag.graphs", "activerag.nodes", "activerag.stores")
 
 
@@ -87,24 +83,11 @@ def differences(now: dict[str, Any], was: dict[str, Any]) -> list[str]:
     return found
 
 
-def clean_shapes() -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ACTIVERAG_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-c", "import json, test_dataclass_shapes as t; "
-                          "print(json.dumps(t.shapes()))"], capture_output=True, text=True,
-                         env=env, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout)
-
-
 def test_every_dataclass_is_the_pinned_shape():
-    now = clean_shapes()
-    if REWRITE:
-        GOLDEN.parent.mkdir(exist_ok=True)
-        GOLDEN.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
+    now = in_clean_process("test_dataclass_shapes", "shapes")
     assert len(now) >= 40, sorted(now)
-    found = differences(now, json.loads(GOLDEN.read_text()))
-    assert not found, (f"dataclasses changed; if on purpose, rewrite {GOLDEN.name} (module "
+    found = differences(now, pinned(GOLDEN, now))
+    assert not found, (f"dataclasses changed; if on purpose, rewrite {GOLDEN} (module "
                        "doc):\n" + "\n".join(found[:40]))
 
 

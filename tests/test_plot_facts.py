@@ -15,18 +15,16 @@ that only a real change shows."""
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
+import golden_files
 import pytest
 from matplotlib.colors import to_hex
-from test_contract_sweep_plots import RESULT, rows
+from test_contract_sweep_plots import drawn
 
-from activerag.evaluation.sweeps import SWEEPS, plot
+from activerag.evaluation.sweeps import SWEEPS
 
-GOLDEN = Path(__file__).parent / "golden" / "sweep_plots.json"
-REWRITE = os.environ.get("ACTIVERAG_REWRITE_GOLDEN") == "1"
+GOLDEN = "sweep_plots.json"
 
 
 def r(value: Any) -> Any:
@@ -79,27 +77,12 @@ def figure_facts(fig: Any) -> dict[str, Any]:
             "axes": [axes_facts(ax) for ax in fig.axes]}
 
 
-def drawn_facts(monkeypatch: Any, tmp_path: Path, name: str) -> dict[str, Any]:
-    import matplotlib.pyplot as plt
-
-    figures: list[Any] = []
-    monkeypatch.setattr(plt, "close", figures.append)
-    plot(name, rows(name), tmp_path / f"{name}.png", RESULT)
-    (fig,) = figures
-    # the facts go through JSON both ways, as the golden file does (tuples become lists)
-    return json.loads(json.dumps(figure_facts(fig)))
-
-
 @pytest.mark.parametrize("name", list(SWEEPS))
 def test_each_sweep_s_picture_is_the_pinned_one(monkeypatch, tmp_path, name):
-    facts = drawn_facts(monkeypatch, tmp_path, name)
-    golden = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
-    if REWRITE:
-        golden[name] = facts
-        GOLDEN.parent.mkdir(exist_ok=True)
-        GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
-    assert name in golden, f"{name}: no pinned picture; rewrite {GOLDEN.name} (module doc)"
-    pinned = golden[name]
+    # the facts go through JSON both ways, as the golden file does (tuples become lists)
+    facts = json.loads(json.dumps(figure_facts(drawn(monkeypatch, tmp_path, name))))
+    pinned = golden_files.pinned(GOLDEN, facts, key=name)
+    assert pinned is not None, f"{name}: no pinned picture; rewrite {GOLDEN} (module doc)"
     for key in sorted(set(pinned) | set(facts)):
         if key == "axes":
             continue
@@ -111,4 +94,4 @@ def test_each_sweep_s_picture_is_the_pinned_one(monkeypatch, tmp_path, name):
 
 
 def test_the_golden_file_pins_every_sweep_and_no_other():
-    assert set(json.loads(GOLDEN.read_text())) == set(SWEEPS)
+    assert set(json.loads((golden_files.FOLDER / GOLDEN).read_text())) == set(SWEEPS)
