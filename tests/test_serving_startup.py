@@ -160,6 +160,11 @@ def test_each_serve_option_reaches_the_server_start(tmp_path: Path, started):
     assert started[-1][1]["gguf"] is None and started[-1][1]["launch"].threads is None
 
 
+def values_of(cmd: list[str]) -> dict[str, str]:
+    """Each option of a command line with the word after it."""
+    return {cmd[i]: cmd[i + 1] for i in range(1, len(cmd) - 1) if cmd[i].startswith("-")}
+
+
 def test_llama_server_s_launch_serves_a_catalogue_model_or_a_given_gguf(tmp_path: Path,
                                                                          monkeypatch):
     """The command line llama-server starts with: a catalogue model's GGUF (fetched into the
@@ -177,7 +182,7 @@ def test_llama_server_s_launch_serves_a_catalogue_model_or_a_given_gguf(tmp_path
     launch = server.Launch("llama.cpp", ("--flash-attn",), parallel=3, threads=2,
                            chat_template="chatml")
     cmd, env = server._llama_launch(settings, None, None, None, FAST_MODEL, launch)
-    flag = {cmd[i]: cmd[i + 1] for i in range(1, len(cmd) - 1) if cmd[i].startswith("-")}
+    flag = values_of(cmd)
     assert cmd[0] == str(binary) and flag["-m"] == str(fetched)
     assert flag["--alias"] == FAST_MODEL.served_name
     assert flag["-c"] == str(FAST_MODEL.max_model_len * 3) and flag["-np"] == "3"
@@ -190,7 +195,7 @@ def test_llama_server_s_launch_serves_a_catalogue_model_or_a_given_gguf(tmp_path
     own = tmp_path / "mine.gguf"
     own.write_bytes(b"GGUF")
     cmd, _ = server._llama_launch(settings, own, 1024, None, FAST_MODEL, server.Launch("llama.cpp"))
-    flag = {cmd[i]: cmd[i + 1] for i in range(1, len(cmd) - 1) if cmd[i].startswith("-")}
+    flag = values_of(cmd)
     assert (flag["-m"], flag["--alias"], flag["-c"]) == (str(own), "mine", str(1024 * 5))
     assert flag["-t"] == str(os.cpu_count() or 2)  # no threads given: every core
     cmd, _ = server._llama_launch(settings, own, 1024, "named", FAST_MODEL,
