@@ -17,6 +17,14 @@ QUESTIONS = [{"id": "q1", "question": "Where was Alpha Beta born?", "answers": [
              {"id": "q2", "question": "Which river runs through Gepu?", "answers": ["Vedria"]}]
 
 
+def store_of(tmp_path):
+    """A BM25 store of PASSAGES under TMP_PATH."""
+    source = tmp_path / "passages.jsonl"
+    source.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PASSAGES))
+    Corpus(tmp_path / "store").ingest(source, dense=False, progress=False)
+    return str(tmp_path / "store")
+
+
 def test_eval_writes_every_row_prints_the_summary_and_names_its_folder(tmp_path, capsys,
                                                                       own_home):
     store = store_of(tmp_path)
@@ -35,13 +43,6 @@ def test_eval_writes_every_row_prints_the_summary_and_names_its_folder(tmp_path,
     assert sorted((r["method"], r["id"]) for r in rows) == [
         ("none", "q1"), ("none", "q2"), ("single", "q1"), ("single", "q2")]
     assert (tmp_path / "run" / "summary.md").exists()
-
-
-def store_of(tmp_path):
-    source = tmp_path / "passages.jsonl"
-    source.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PASSAGES))
-    Corpus(tmp_path / "store").ingest(source, dense=False, progress=False)
-    return str(tmp_path / "store")
 
 
 def test_ask_json_gives_the_run_s_fields_and_its_page_names_the_served_model(tmp_path, capsys,
