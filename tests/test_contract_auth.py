@@ -19,7 +19,7 @@ from test_settings_take_effect import base_context, run
 from test_settings_take_effect import world as world  # noqa: F401
 
 from activerag.graphs.registry import METHODS
-from activerag.serving import probe, server, templates
+from activerag.serving import probe, running, server, templates
 from activerag.serving.lm import VLLMClient
 from activerag.serving.token_lm import VLLMTokens
 
@@ -42,18 +42,18 @@ WAYS_IN: dict[str, Callable[[str], Any]] = {
         "Where?", 2, 4, temperature=1.0, top_p=1.0, top_k=-1, seed=0),
     "VLLMTokens.steps": lambda url: _tokens(url).steps([7, 8], 2, 3),
     "VLLMTokens.score": lambda url: _tokens(url).score([7, 8], [9]),
-    "server.server_entries": lambda url: server.server_entries(url),
+    "running.server_entries": lambda url: running.server_entries(url),
     "server.warm_up": lambda url: server.warm_up(url, MODEL),
     "templates.learn": lambda url: templates.learn(url, MODEL),
     "probe.probe": lambda url: probe.probe(url, MODEL, fresh=True),
 }
 """Each way a request reaches an LM server, given the server's URL (.../v1)."""
 COVERED = {"activerag/serving/lm.py", "activerag/serving/token_lm.py",
-           "activerag/serving/server.py", "activerag/serving/templates.py",
-           "activerag/serving/probe_requests.py"}
+           "activerag/serving/server.py", "activerag/serving/running.py",
+           "activerag/serving/templates.py", "activerag/serving/probe_requests.py"}
 """The modules whose requests WAYS_IN sends."""
 NO_KEY = {
-    "activerag/serving/server.py:/metrics": "vLLM serves /metrics without the key (it guards "
+    "activerag/serving/running.py:/metrics": "vLLM serves /metrics without the key (it guards "
                                             "/v1 alone); read by `serve --status`",
     "activerag/testing/dev_server.py:/ok": "the LangGraph dev server's health check, not an "
                                            "LM server",

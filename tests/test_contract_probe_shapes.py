@@ -8,7 +8,7 @@ import json
 import httpx
 import pytest
 
-import activerag.serving.server
+import activerag.serving.running
 from activerag.serving import probe as probing
 
 URL = "http://127.0.0.1:9/v1"
@@ -42,7 +42,7 @@ def llama_answer(request: httpx.Request) -> httpx.Response:
 def llama_server(monkeypatch):
     probing.forget()
     client = httpx.Client
-    monkeypatch.setattr(activerag.serving.server, "server_entries", lambda url: [
+    monkeypatch.setattr(activerag.serving.running, "server_entries", lambda url: [
         {"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": 2048}}])
     monkeypatch.setattr(httpx, "Client", lambda **kwargs: client(
         transport=httpx.MockTransport(llama_answer), timeout=kwargs.get("timeout")))

@@ -68,7 +68,7 @@ class _Metrics(QuietHandler):
 
 def test_vllm_counters_sum_each_counter_over_labels_and_replicas():
     """What `eval` reads of the server's work (its prefill and decode tokens) after a run."""
-    from activerag.serving.server import vllm_counters
+    from activerag.serving.running import vllm_counters
 
     with serving(_Metrics) as one, serving(_Metrics) as two:
         assert vllm_counters(one) == {"vllm:prompt_tokens_total": 150.0,

@@ -45,7 +45,7 @@ def needed(name: str, ctx: Any, with_context: bool) -> list[Endpoint]:
 def check_endpoints(endpoints: Iterable[Endpoint]) -> None:
     """Refuse, naming its flag, an endpoint none of whose replicas lists its models."""
     from activerag.serving.replicas import urls
-    from activerag.serving.server import server_models
+    from activerag.serving.running import server_models
 
     seen: set[tuple[str, str]] = set()
     for point in endpoints:

@@ -125,7 +125,7 @@ def served(endpoints: list[Endpoint], ctx: Any) -> list[tuple[str, str, str]]:
     """Each endpoint's role, URL and model (the run's --model, else the first its server
     lists; empty where it no longer answers) for the run page."""
     from activerag.serving.replicas import urls
-    from activerag.serving.server import server_models
+    from activerag.serving.running import server_models
 
     found = []
     for point in endpoints:

@@ -33,7 +33,7 @@ from activerag.evaluation.tables import summary_markdown
 from activerag.graphs.registry import answer_rule, method
 from activerag.locks import WriterLock
 from activerag.serving.replicas import sticky
-from activerag.serving.server import vllm_counters
+from activerag.serving.running import vllm_counters
 
 TIMING_KEYS = ("seconds", "seconds_per_question", "wall_seconds", "prefix_cache_hit_rate")
 SUMMARY_KEYS = ("expected", "finished", "missing", "damaged_lines", "summary", "groups")

@@ -4,7 +4,11 @@ tower's query vectors, with gradients."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
+
+from activerag.stores.embedding import unit_vectors
 
 
 def embed(model: Any, texts: list[str]) -> Any:
@@ -46,3 +50,44 @@ class PassageIndex:
         import numpy as np
 
         return np.stack([self.vectors[self.row[i]] for i in ids])
+
+
+def index_at(base: PassageIndex | None, current: PassageIndex | None, model: Any, step: int,
+             folder: Path, progress: bool) -> PassageIndex:
+    """The passages as the tower embedded them at STEP (a multiple of T; 0: the collection's
+    own embeddings, BASE), kept in FOLDER so that a resumed run searches what it searched;
+    CURRENT when it is already that step's."""
+    import numpy as np
+
+    assert base is not None
+    if step == 0:
+        return base
+    if current is not None and current.step == step:
+        return current
+    path = folder / f"index-step-{step}.npy"
+    if path.exists():
+        vectors = np.load(path)
+    else:
+        print(f"re-embedding {len(base.docs)} passages at step {step}", file=sys.stderr)
+        model.eval()
+        vectors = unit_vectors(model, [d.page_content for d in base.docs], progress)
+        with open(path.with_suffix(".tmp"), "wb") as f:
+            np.save(f, vectors)
+        path.with_suffix(".tmp").replace(path)
+    return PassageIndex(base.docs, vectors, step)
+
+
+def write_collection(base: PassageIndex | None, model: Any, folder: Path, progress: bool) -> None:
+    """The passages under the trained tower, as the Chroma collection FOLDER searches."""
+    from activerag.stores.chroma import ChromaStore
+    from activerag.stores.query_encoder import INDEX_FOLDER
+
+    assert base is not None
+    print(f"re-embedding {len(base.docs)} passages with the trained tower", file=sys.stderr)
+    model.eval()
+    vectors = unit_vectors(model, [d.page_content for d in base.docs], progress)
+    store = ChromaStore(folder / INDEX_FOLDER)
+    if len(store):  # written by an earlier run of the same command: write it again whole
+        store.client.delete_collection(store.collection.name)
+        store = ChromaStore(folder / INDEX_FOLDER)
+    store.add_embedded(base.docs, vectors)

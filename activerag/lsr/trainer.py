@@ -17,7 +17,7 @@ from activerag.errors import ActiveRagError
 from activerag.evaluation.datasets import Example
 from activerag.lsr import checkpoint as ckpt
 from activerag.lsr.data import LMSplit
-from activerag.lsr.index import PassageIndex, embed
+from activerag.lsr.index import PassageIndex, embed, index_at, write_collection
 from activerag.lsr.objective import (
     TEACHER_PROMPTS,
     LSRConfig,
@@ -203,7 +203,7 @@ class Trainer:
                                             "losses": losses,
                                             **({"lm_split": held_out} if held_out else {})})
         if cfg.reembed_every:
-            self._write_index(model)
+            write_collection(self._base, model, self.out, self.progress)
         return TrainReport(step, cfg.epochs, len(examples), losses, scored, cached, resumed,
                            str(self.out))
 
@@ -218,7 +218,9 @@ class Trainer:
         while step < total:
             epoch, first, end = training_round(step, per_epoch, cfg.reembed_every)
             if cfg.reembed_every:
-                self.index = self._index_at(model, first // cfg.reembed_every * cfg.reembed_every)
+                self.index = index_at(self._base, self.index, model,
+                                      first // cfg.reembed_every * cfg.reembed_every,
+                                      self.out, self.progress)
             order = list(range(len(examples)))
             random.Random(cfg.seed * 1000 + epoch).shuffle(order)
             start = epoch * per_epoch
@@ -276,42 +278,3 @@ class Trainer:
         path.write_text(json.dumps([{"ids": r.ids, "texts": r.texts, "titles": r.titles}
                                     for r in found]))
         return found
-
-    def _index_at(self, model: Any, step: int) -> PassageIndex:
-        """The passages as the tower embedded them at STEP (a multiple of T; 0: the collection's
-        own embeddings), kept in a file so that a resumed run searches what it searched."""
-        import numpy as np
-
-        assert self._base is not None
-        if step == 0:
-            return self._base
-        if self.index is not None and self.index.step == step:
-            return self.index
-        path = self.out / f"index-step-{step}.npy"
-        if path.exists():
-            vectors = np.load(path)
-        else:
-            print(f"re-embedding {len(self._base.docs)} passages at step {step}", file=sys.stderr)
-            model.eval()
-            vectors = unit_vectors(model, [d.page_content for d in self._base.docs],
-                                   self.progress)
-            with open(path.with_suffix(".tmp"), "wb") as f:
-                np.save(f, vectors)
-            path.with_suffix(".tmp").replace(path)
-        return PassageIndex(self._base.docs, vectors, step)
-
-    def _write_index(self, model: Any) -> None:
-        """The passages under the trained tower, as the Chroma collection its folder searches."""
-        from activerag.stores.chroma import ChromaStore
-        from activerag.stores.query_encoder import INDEX_FOLDER
-
-        assert self._base is not None
-        print(f"re-embedding {len(self._base.docs)} passages with the trained tower",
-              file=sys.stderr)
-        model.eval()
-        vectors = unit_vectors(model, [d.page_content for d in self._base.docs], self.progress)
-        store = ChromaStore(self.out / INDEX_FOLDER)
-        if len(store):  # written by an earlier run of the same command: write it again whole
-            store.client.delete_collection(store.collection.name)
-            store = ChromaStore(self.out / INDEX_FOLDER)
-        store.add_embedded(self._base.docs, vectors)

@@ -13,8 +13,9 @@ from typing import Any
 
 from langchain_core.documents import Document
 
-from activerag.drawing import END, START, Shape, graph_svg, layers, shape_of
-from activerag.page.logic import Group, differs, query_masks, sentence_groups
+from activerag.drawing import Shape, graph_svg, shape_of
+from activerag.page.logic import differs, query_masks
+from activerag.page.path import group_seconds, groups_of, path_html
 from activerag.page.record import (  # noqa: F401 (also imported from here)
     SETTINGS,
     STREAM_MODES,
@@ -155,51 +156,6 @@ def _legend(theta: float | None, gated: bool, beta: float | None = None,
             f'{token_colour(theta / 2)}">below θ</span>{sample} <small>{words}</small></div>')
 
 
-def groups_of(record: RunRecord, shape: Shape) -> list[Group]:
-    """The record's path cut into the steps of each sentence (a sentence starts at a node
-    that a loop of SHAPE goes back to)."""
-    return sentence_groups(record.path, record.sentences_at, {t for _, t in layers(shape)[1]})
-
-
-def group_seconds(record: RunRecord, group: Group) -> float | None:
-    """The wall time of GROUP's steps, None when the record did not time them."""
-    return sum(record.seconds[group.start:group.end]) if len(record.seconds) >= group.end \
-        else None
-
-
-def _group_label(group: Group, after: bool, complete: bool) -> str:
-    if len(group.sentences) == 1:
-        return f"sentence {group.sentences[0] + 1}"
-    if group.sentences:
-        return f"sentences {group.sentences[0] + 1}–{group.sentences[-1] + 1}"
-    if not after:
-        return "before sentence 1"
-    return "after the last sentence" if complete else "unfinished"
-
-
-def _path(record: RunRecord, shape: Shape) -> str:
-    if not record.path:
-        return '<p class="note">no node ran in this record (a finished thread given back)</p>'
-    timed = len(record.seconds) >= len(record.path)
-    lines = []
-    for group in groups_of(record, shape):
-        steps = "".join(
-            f'<li data-node="{escape(record.path[i])}">{escape(record.path[i])}'
-            f'{f" <small>{record.seconds[i]:.2f} s</small>" if timed else ""}</li>'
-            for i in range(group.start, group.end))
-        took = group_seconds(record, group)
-        label = _group_label(group, group.start > 0, record.complete)
-        lines.append(f'<div class="group" data-sentences="{len(group.sentences)}">'
-                     f'<div class="glabel">{label}'
-                     f'{"" if took is None else f" · {took:.2f} s"}</div>'
-                     f'<ol class="path">{steps}</ol></div>')
-    count = visits(record)
-    rows = "".join(f'<tr data-node="{escape(n)}"><td>{escape(n)}</td><td>{count[n]}</td></tr>'
-                   for n in shape.nodes if n not in (START, END) and count[n])
-    return (f'{"".join(lines)}<table class="visits"><tr><th>node</th>'
-            f"<th>runs</th></tr>{rows}</table>")
-
-
 def _costs(final: Mapping[str, Any], total: float | None = None) -> str:
     rows = [] if total is None else [f'<tr data-key="wall_seconds"><td>wall time (s)</td>'
                                      f"<td>{total:.2f}</td></tr>"]
@@ -273,7 +229,7 @@ def run_view(record: RunRecord, graph: Shape | Any) -> str:
             "</p>")
     drawn = (f'<div class="graphcol"><h2>The graph and the path taken</h2>'
              f"{graph_svg(shape, visits(record), taken_edges(record, shape))}"
-             f"{_path(record, shape)}</div>")
+             f"{path_html(record, shape)}</div>")
     known = record.documents
     before = [d for d in final.get("input_documents") or [] if isinstance(d, Document)]
     first = _documents([d.id or "" for d in before],

@@ -21,7 +21,7 @@ from typing import Any
 
 from activerag.errors import ActiveRagError, LMServerUnreachable
 from activerag.serving.lm import LM, CutFn, Generation, Token, text_sink
-from activerag.serving.server import server_entries
+from activerag.serving.running import server_entries
 from activerag.serving.token_lm import Samples
 
 _active: Path | None = None

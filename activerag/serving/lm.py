@@ -133,7 +133,7 @@ class VLLMClient:
         return self._llms[loop]
 
     def _served_model(self) -> str:
-        from activerag.serving.server import server_models
+        from activerag.serving.running import server_models
 
         models = server_models(self.base_url)
         if not models:
@@ -142,7 +142,7 @@ class VLLMClient:
 
     def check(self) -> None:
         """Fail now, with a clear error, if the server is down or serves another model."""
-        from activerag.serving.server import server_models
+        from activerag.serving.running import server_models
 
         models = server_models(self.base_url)
         if self.model not in models:

@@ -176,7 +176,7 @@ def _tokenize(ask: _Asker, engine: str) -> list[int]:
 
 def ask(url: str, model: str | None, timeout: float) -> Abilities:
     """What the server at URL serving MODEL (else its first) answers to each probe request."""
-    from activerag.serving.server import server_entries
+    from activerag.serving.running import server_entries
 
     entries = server_entries(url)
     if not entries:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +11,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from activerag.errors import ActiveRagError, LMServerUnreachable
 from activerag.serving import llamacpp, say
@@ -41,7 +39,8 @@ from activerag.serving.models import (  # noqa: F401 (also imported from here)
     prepare_model,
 )
 from activerag.serving.ports import listening, read_pid_file, start_lock, start_time
-from activerag.serving.security import api_key_env, auth_headers, unauthorized_error
+from activerag.serving.running import server_models
+from activerag.serving.security import api_key_env, auth_headers
 from activerag.settings import Settings
 
 
@@ -59,30 +58,6 @@ def _refuse_taken_port(settings: Settings) -> None:
         raise ActiveRagError(
             f"another process listens on {settings.host}:{settings.port} and does not answer as "
             "an OpenAI-compatible server; stop it or serve on another --port")
-
-
-def server_models(base_url: str, timeout: float = 5.0) -> list[str]:
-    """Ids of the models an OpenAI-compatible server serves; raise if it does not answer."""
-    return [m["id"] for m in server_entries(base_url, timeout)]
-
-
-def server_entries(base_url: str, timeout: float = 5.0) -> list[dict[str, Any]]:
-    """The /models entries of an OpenAI-compatible server (vLLM's carry `root` and
-    `max_model_len` beside `id`); raise if it does not answer."""
-    import httpx  # here, not at import: the CLI's start stays quick
-
-    try:
-        resp = httpx.get(f"{base_url.rstrip('/')}/models", timeout=timeout,
-                         headers=auth_headers())
-        if resp.status_code == 401:
-            raise unauthorized_error(base_url)
-        resp.raise_for_status()
-    except httpx.HTTPError as exc:
-        raise LMServerUnreachable(
-            f"no OpenAI-compatible server answers at {base_url} ({exc}); start one with "
-            "`activerag serve` or pass the URL of a running vLLM server with --base-url"
-        ) from exc
-    return list(resp.json().get("data", []))
 
 
 def wait_until_ready(base_url: str, proc: subprocess.Popen[bytes] | None, log: Path,
@@ -282,22 +257,3 @@ def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None
     warm_up(base_url, models[0])
     say(f"ready: {base_url} serving {models[0]}")
     return base_url
-
-
-_COUNTER = re.compile(r"^(vllm:[a-z_]+_total)\{[^}]*\} (\S+)$", re.MULTILINE)
-
-
-def vllm_counters(base_url: str) -> dict[str, float]:
-    """vLLM's cumulative counters from /metrics, summed over labels and over the replicas of a
-    comma-separated BASE_URL (a replica that does not answer adds nothing)."""
-    import httpx  # here, not at import: the CLI's start stays quick
-
-    out: dict[str, float] = {}
-    for url in base_url.split(","):
-        try:
-            text = httpx.get(url.strip().removesuffix("/v1") + "/metrics", timeout=5).text
-        except httpx.HTTPError:
-            continue
-        for name, value in _COUNTER.findall(text):
-            out[name] = out.get(name, 0.0) + float(value)
-    return out

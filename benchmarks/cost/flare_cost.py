@@ -17,7 +17,7 @@ from activerag.context import FlareContext
 from activerag.demo import load_demo_questions
 from activerag.graphs.flare import graph as flare_graph
 from activerag.graphs.single import single_graph
-from activerag.serving.server import vllm_counters
+from activerag.serving.running import vllm_counters
 from activerag.settings import Settings
 
 

@@ -44,7 +44,7 @@ from typing import Any
 
 from activerag.evaluation import evaluate
 from activerag.evaluation.datasets import Example, load_dataset
-from activerag.serving.server import server_models
+from activerag.serving.running import server_models
 from benchmarks.cost import serverprobe
 from benchmarks.publish import publish
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from activerag.demo import DEMO_CORPUS
-from activerag.serving import server
+from activerag.serving import running, server
 from activerag.serving.catalogue import DEFAULT_MODEL, FAST_MODEL, CatalogueModel
 from activerag.stores.corpus import Corpus
 from activerag.testing import processes as realprocs
@@ -62,7 +62,7 @@ def _session_server(url_var: str, port_var: str, model: CatalogueModel,
                     max_model_len: int | None = None, cores: str | None = None,
                     launch: server.Launch | None = None) -> Iterator[str]:
     if url := os.environ.get(url_var):
-        server.server_models(url)
+        running.server_models(url)
         yield url
         return
     port = int(os.environ.get(port_var) or 0) or None

@@ -11,7 +11,7 @@ from activerag import cli
 from activerag.graphs import registry
 from activerag.serving import probe as probing
 from activerag.serving.lm import VLLMClient
-from activerag.serving.server import server_entries
+from activerag.serving.running import server_entries
 
 pytestmark = pytest.mark.integration
 

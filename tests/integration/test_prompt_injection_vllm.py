@@ -6,7 +6,7 @@ from langchain_core.documents import Document
 
 from activerag.nodes.fb_rag.prompts import reader_prompt
 from activerag.nodes.prompts import answer_prompt
-from activerag.serving.server import server_models
+from activerag.serving.running import server_models
 from activerag.serving.token_lm import VLLMTokens
 
 pytestmark = pytest.mark.integration

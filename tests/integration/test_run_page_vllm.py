@@ -10,7 +10,7 @@ from page_dom import draft_tokens, elements, having
 
 from activerag.cli import main
 from activerag.nodes.flare_logic import masked_query
-from activerag.serving.server import server_models
+from activerag.serving.running import server_models
 
 pytestmark = pytest.mark.integration
 QUESTION = "In which city was the founder of Daeselin Company born?"

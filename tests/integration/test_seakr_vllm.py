@@ -9,7 +9,7 @@ from activerag.demo import load_demo_questions
 from activerag.graphs.seakr import flare_seakr_graph
 from activerag.nodes.prompts import COT_TASK, answer_prompt
 from activerag.nodes.seakr.context import SeakrContext
-from activerag.serving.server import server_models
+from activerag.serving.running import server_models
 from activerag.serving.token_lm import VLLMTokens
 from activerag.stores.corpus import Corpus
 
