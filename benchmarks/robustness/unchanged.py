@@ -4,15 +4,17 @@ the second run, and give the same rows but for wall time.
 
     python -m benchmarks.robustness.unchanged --before REV --base-url URL [--store DIR] [--n 10]
                                    [--methods a,b] [--leave-out c,d] [--concurrency 2]
-                                   [--out FILE]
+                                   [--long FILE] [--long-n 3] [--after REV] [--out FILE]
 
-The earlier commit is checked out in a temporary worktree and run with its own code; both runs
+The earlier commit is checked out in a temporary worktree and run with its own code (so is
+--after's, else today's tree runs, which must then stay as it is until the run ends); both runs
 use `activerag eval --dataset demo --cache` with ACTIVERAG_HOME in a temporary folder, so the
 cache holds exactly what the first run asked. The methods are those both trees have (default:
 all). A method whose requests differ shows as new cache entries, one whose rows differ by its
 fields. Any model serves: the check compares the code, not the answers' quality (a small
-model on llama.cpp is quickest; FB-RAG's two LMs are that server too). Prints the result and
-writes it to --out.
+model on llama.cpp is quickest; FB-RAG's two LMs are that server too). With --long (a file
+`activerag longctx build` wrote), the FB-RAG family also runs on its first --long-n long
+contexts, in a run of its own beside the demo's. Prints the result and writes it to --out.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 TIMED = ("seconds", "stage_seconds")
 """The row fields that measure wall time: left out of the comparison."""
+LONG = ("fb_rag", "fb_rag_fb", "op_rag", "vanilla_rag", "long_context", "self_route")
+"""The methods that read a question's own long context (FB-RAG and its baselines)."""
 
 
 def worktree(rev: str, where: Path) -> Path:
@@ -63,9 +67,9 @@ def cached(home: Path) -> int:
 
 
 def evaluate(tree: Path, run: Path, methods: list[str], args: argparse.Namespace,
-             env: dict[str, str]) -> None:
-    cmd = [sys.executable, "-m", "activerag.cli", "eval", "--dataset", "demo", "--n",
-           str(args.n), "--methods", ",".join(methods), "--cache", "--run", str(run),
+             env: dict[str, str], dataset: str = "demo", n: int | None = None) -> None:
+    cmd = [sys.executable, "-m", "activerag.cli", "eval", "--dataset", dataset, "--n",
+           str(n or args.n), "--methods", ",".join(methods), "--cache", "--run", str(run),
            "--concurrency", str(args.concurrency), "--base-url", args.base_url,
            "--strong-url", args.base_url, "--light-url", args.base_url]
     if args.store:
@@ -105,6 +109,10 @@ def main() -> int:
     cli.add_argument("--leave-out", default="", help="comma-separated methods not to run (one "
                      "the server cannot: `activerag doctor` says which)")
     cli.add_argument("--concurrency", type=int, default=2)
+    cli.add_argument("--long", type=Path, help="long contexts (`activerag longctx build`'s file) "
+                     "for the FB-RAG family's own run")
+    cli.add_argument("--long-n", type=int, default=3)
+    cli.add_argument("--after", help="a later commit to run in place of today's tree")
     cli.add_argument("--out", type=Path)
     args = cli.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # a stopped run removes its worktree
@@ -112,22 +120,37 @@ def main() -> int:
         home = Path(tmp) / "home"
         env = {**os.environ, "ACTIVERAG_HOME": str(home)}
         old = worktree(args.before, Path(tmp) / "before")
+        new_tree = worktree(args.after, Path(tmp) / "after") if args.after else ROOT
         try:
-            common = [m for m in methods_of(ROOT, env) if m in set(methods_of(old, env))]
+            common = [m for m in methods_of(new_tree, env) if m in set(methods_of(old, env))]
             methods = [m for m in (args.methods.split(",") if args.methods else common)
                        if m not in args.leave_out.split(",")]
-            evaluate(old, Path(tmp) / "run-before", methods, args, env)
-            first = cached(home)
-            evaluate(ROOT, Path(tmp) / "run-after", methods, args, env)
+            long = [m for m in LONG if m in methods] if args.long else []
+            runs = [("demo", methods, None)] + ([(str(args.long.resolve()), long, args.long_n)]
+                                               if long else [])
+            for tree, when in ((old, "before"), (new_tree, "after")):
+                if when == "after":
+                    first = cached(home)
+                for i, (dataset, which, n) in enumerate(runs):
+                    evaluate(tree, Path(tmp) / f"run-{when}-{i}", which, args, env, dataset, n)
             new = cached(home) - first
-            diff = compare(rows(Path(tmp) / "run-before"), rows(Path(tmp) / "run-after"))
+            diff: dict[str, list[str]] = {}
+            for i, _ in enumerate(runs):
+                found = compare(rows(Path(tmp) / f"run-before-{i}"),
+                                rows(Path(tmp) / f"run-after-{i}"))
+                diff.update({f"{m}{' (long)' if i else ''}": f for m, f in found.items()})
         finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)],
-                           capture_output=True)
-    lines = [f"# Behaviour unchanged since {args.before}", "",
-             f"`python -m benchmarks.robustness.unchanged --before {args.before} --n {args.n}`: "
+            for tree in {old, new_tree} - {ROOT}:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                                str(tree)], capture_output=True)
+    lines = [f"# Behaviour unchanged since {args.before}"
+             + (f", at {args.after}" if args.after else ""), "",
+             f"`python -m benchmarks.robustness.unchanged --before {args.before} --n {args.n}"
+             f"{f' --after {args.after}' if args.after else ''}`: "
              f"{len(methods)} methods on {args.n} demo questions, the earlier commit's run "
-             f"filling one LM cache ({first} entries), today's tree run after it.", "",
+             f"filling one LM cache ({first} entries), today's tree run after it."
+             + (f" The FB-RAG family ({len(long)} methods) also on {args.long_n} long contexts "
+                f"of `{args.long.name}`." if long else ""), "",
              f"- New LM requests on today's run: **{new}**",
              f"- Methods whose rows differ (wall time aside): **{len(diff)}**"
              + "".join(f"\n  - `{m}`: {', '.join(f)}" for m, f in diff.items()), ""]
