@@ -4,7 +4,8 @@ the second run, and give the same rows but for wall time.
 
     python -m benchmarks.robustness.unchanged --before REV --base-url URL [--store DIR] [--n 10]
                                    [--methods a,b] [--leave-out c,d] [--concurrency 2]
-                                   [--long FILE] [--long-n 3] [--after REV] [--out FILE]
+                                   [--long FILE] [--long-n 3] [--after REV] [--router DIR]
+                                   [--out FILE]
 
 The earlier commit is checked out in a temporary worktree and run with its own code (so is
 --after's, else today's tree runs, which must then stay as it is until the run ends); both runs
@@ -74,6 +75,8 @@ def evaluate(tree: Path, run: Path, methods: list[str], args: argparse.Namespace
            "--strong-url", args.base_url, "--light-url", args.base_url]
     if args.store:
         cmd += ["--store", str(args.store)]
+    if args.router and {"adaptive_rag", "app"} & set(methods):
+        cmd += ["--router", str(args.router)]
     subprocess.run(cmd, env={**env, "PYTHONPATH": str(tree)}, check=True, cwd=tree)
 
 
@@ -112,6 +115,8 @@ def main() -> int:
     cli.add_argument("--long", type=Path, help="long contexts (`activerag longctx build`'s file) "
                      "for the FB-RAG family's own run")
     cli.add_argument("--long-n", type=int, default=3)
+    cli.add_argument("--router", type=Path, help="the router adaptive_rag and the app route "
+                     "with (`activerag train-router --out DIR`; any small one will do)")
     cli.add_argument("--after", help="a later commit to run in place of today's tree")
     cli.add_argument("--out", type=Path)
     args = cli.parse_args()
