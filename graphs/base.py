@@ -9,8 +9,8 @@ from langgraph.types import Checkpointer, RetryPolicy
 
 from activerag.context import FlareContext
 from activerag.errors import LMServerUnreachable
-from activerag.nodes import flare
-from activerag.nodes.flare import FlareNode
+from activerag.nodes import loop
+from activerag.nodes.loop import FlareNode
 from activerag.nodes.parts import Parts
 from activerag.serving.lm import LMServerError
 from activerag.state import FlareInput, FlareOutput, FlareState
@@ -35,10 +35,10 @@ def new_graph(context: type[FlareContext] = FlareContext
 def add_start(g: StateGraph[FlareState, FlareContext, FlareInput, FlareOutput], parts: Parts,
               first: str) -> None:
     """Wire START -> begin -> [retrieve_input ->] FIRST: q_1 = x when ctx.initial_retrieval."""
-    g.add_node("begin", flare.begin)
-    g.add_node("retrieve_input", flare.make_retrieve_input(parts))
+    g.add_node("begin", loop.begin)
+    g.add_node("retrieve_input", loop.make_retrieve_input(parts))
     g.add_edge(START, "begin")
-    g.add_conditional_edges("begin", flare.route_after_begin,
+    g.add_conditional_edges("begin", loop.route_after_begin,
                             {"retrieve_input": "retrieve_input", "next": first})
     g.add_edge("retrieve_input", first)
 
@@ -54,11 +54,11 @@ def build_emitting(generate: FlareNode, carry: object, name: str, parts: Parts,
     g = new_graph()
     add_start(g, parts, "generate")
     g.add_node("generate", generate, retry_policy=LM_RETRY)
-    g.add_node("accept", flare.make_accept(parts, count_sentences=False, final_only=final_only,
+    g.add_node("accept", loop.make_accept(parts, count_sentences=False, final_only=final_only,
                                            carry=carry))  # type: ignore[arg-type]
-    g.add_node("retrieve", flare.make_retrieve(parts))
+    g.add_node("retrieve", loop.make_retrieve(parts))
     g.add_edge("generate", "accept")
-    g.add_conditional_edges("accept", flare.route_after_emitting,
+    g.add_conditional_edges("accept", loop.route_after_emitting,
                             {"retrieve": "retrieve", "next": "generate", "__end__": END})
     g.add_edge("retrieve", "generate")
     return g.compile(name=name, checkpointer=checkpointer)

@@ -8,9 +8,9 @@ from langgraph.types import Checkpointer
 
 from activerag.context import FlareContext
 from activerag.graphs.base import LM_RETRY, Compiled, add_start, new_graph
-from activerag.nodes import flare, triggers
-from activerag.nodes.flare import FlareNode
+from activerag.nodes import flare, loop, triggers
 from activerag.nodes.gated import triggers as word_triggers  # noqa: F401 (etc, dragin_lite)
+from activerag.nodes.loop import FlareNode
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM
@@ -44,17 +44,17 @@ def build_flare_graph(
     g.add_node("confidence_gate", gate or triggers.trigger_gate)
     g.add_node("formulate_query", formulate_query or flare.make_formulate_query(parts),
                retry_policy=LM_RETRY)
-    g.add_node("retrieve", retrieve or flare.make_retrieve(parts),
+    g.add_node("retrieve", retrieve or loop.make_retrieve(parts),
                retry_policy=LM_RETRY if retrieve else None)
-    g.add_node("regenerate", regenerate or flare.make_generate(parts, "sentence"),
+    g.add_node("regenerate", regenerate or loop.make_generate(parts, "sentence"),
                retry_policy=LM_RETRY)
-    g.add_node("accept", flare.make_accept(parts))
+    g.add_node("accept", loop.make_accept(parts))
     g.add_edge("draft", "confidence_gate")
     g.add_conditional_edges("confidence_gate", flare.route_after_gate)
     g.add_edge("formulate_query", "retrieve")
     g.add_edge("retrieve", "regenerate")
     g.add_edge("regenerate", "accept")
-    g.add_conditional_edges("accept", flare.route_after_accept, {"next": "draft", "__end__": END})
+    g.add_conditional_edges("accept", loop.route_after_accept, {"next": "draft", "__end__": END})
     return g.compile(name=name, checkpointer=checkpointer)
 
 

@@ -12,11 +12,11 @@ from langgraph.types import Checkpointer
 
 from activerag.graphs.base import LM_RETRY, Compiled, new_graph
 from activerag.graphs.flare import build_flare_graph
-from activerag.nodes import flare
-from activerag.nodes.flare import FlareNode
+from activerag.nodes import loop
 from activerag.nodes.gated import steps as gated
 from activerag.nodes.gated.context import DraginContext, EtcContext, GateContext
 from activerag.nodes.gated.steps import GateNode
+from activerag.nodes.loop import FlareNode
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM
@@ -46,11 +46,11 @@ def build_gated_graph(
     """
     parts = Parts(lm=lm, retriever=retriever, splitter=splitter, token_lm=token_lm)  # type: ignore[arg-type]
     g = new_graph(context)
-    g.add_node("begin", flare.begin)
+    g.add_node("begin", loop.begin)
     g.add_node("answer", answer or gated.make_answer_without_documents(parts),
                retry_policy=LM_RETRY)
     g.add_node("estimate", estimate or gated.make_estimate(parts), retry_policy=LM_RETRY)
-    g.add_node("retrieve", flare.make_retrieve_input(parts))
+    g.add_node("retrieve", loop.make_retrieve_input(parts))
     g.add_node("answer_with_documents", gated.make_answer_with_documents(parts),
                retry_policy=LM_RETRY)
     g.add_edge(START, "begin")

@@ -9,7 +9,7 @@ from langgraph.graph import END
 from langgraph.types import Checkpointer
 
 from activerag.graphs.base import LM_RETRY, Compiled, add_start, new_graph
-from activerag.nodes import flare, previous
+from activerag.nodes import loop, previous
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM
@@ -32,12 +32,12 @@ def build_previous_graph(
     parts = Parts(lm=lm, retriever=retriever, splitter=splitter)
     g = new_graph()
     add_start(g, parts, "generate")
-    g.add_node("generate", flare.make_generate(parts, unit), retry_policy=LM_RETRY)
-    g.add_node("accept", flare.make_accept(parts, count_sentences=unit == "sentence"))
+    g.add_node("generate", loop.make_generate(parts, unit), retry_policy=LM_RETRY)
+    g.add_node("accept", loop.make_accept(parts, count_sentences=unit == "sentence"))
     g.add_node("previous_query", previous.previous_query)
-    g.add_node("retrieve", flare.make_retrieve(parts))
+    g.add_node("retrieve", loop.make_retrieve(parts))
     g.add_edge("generate", "accept")
-    g.add_conditional_edges("accept", flare.route_after_accept,
+    g.add_conditional_edges("accept", loop.route_after_accept,
                             {"next": "previous_query", "__end__": END})
     g.add_edge("previous_query", "retrieve")
     g.add_edge("retrieve", "generate")

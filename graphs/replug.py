@@ -12,7 +12,7 @@ from langgraph.types import Checkpointer
 from activerag.graphs.base import LM_RETRY, Compiled
 from activerag.graphs.flare import build_flare_graph
 from activerag.nodes.base import Node
-from activerag.nodes.flare import FlareNode
+from activerag.nodes.loop import FlareNode
 from activerag.nodes.parts import Parts
 from activerag.nodes.replug import answers as replug_answers
 from activerag.nodes.replug import flare_replug

@@ -9,9 +9,9 @@ from langgraph.types import Checkpointer
 from activerag.graphs.base import Compiled
 from activerag.graphs.flare import build_flare_graph
 from activerag.graphs.ircot import IRCoTCompiled, build_ircot_graph
-from activerag.nodes.flare import FlareNode
 from activerag.nodes.ircot import steps as ircot
 from activerag.nodes.ircot.steps import IRCoTNode
+from activerag.nodes.loop import FlareNode
 from activerag.nodes.parts import Parts
 from activerag.nodes.seakr.context import IRCoTSeakrContext, SeakrContext
 from activerag.nodes.seakr.steps import collected_paragraphs, ircot_prompts, make_seakr_retrieve

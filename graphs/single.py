@@ -7,7 +7,7 @@ from langgraph.graph import END, START
 from langgraph.types import Checkpointer
 
 from activerag.graphs.base import LM_RETRY, Compiled, new_graph
-from activerag.nodes import flare
+from activerag.nodes import loop
 from activerag.nodes.parts import Parts
 from activerag.nodes.single import make_generate_answer
 from activerag.sentences import SentenceSplitter
@@ -29,11 +29,11 @@ def build_single_graph(
     """
     parts = Parts(lm=lm, retriever=retriever, splitter=splitter)
     g = new_graph()
-    g.add_node("begin", flare.begin)
+    g.add_node("begin", loop.begin)
     g.add_node("generate", make_generate_answer(parts), retry_policy=LM_RETRY)
     g.add_edge(START, "begin")
     if retrieval:
-        g.add_node("retrieve_input", flare.make_retrieve_input(parts))
+        g.add_node("retrieve_input", loop.make_retrieve_input(parts))
         g.add_edge("begin", "retrieve_input")
         g.add_edge("retrieve_input", "generate")
     else:
