@@ -29,10 +29,13 @@ class Backend:
 
     def __init__(self, lacks: set[str] | frozenset[str] = frozenset(), max_top: int = 20,
                  refuse_logprobs: bool = False, model: str = "fake-model",
-                 reply: str = REPLY, owned_by: str | None = None) -> None:
+                 reply: str = REPLY, owned_by: str | None = None, slots: int | None = None
+                 ) -> None:
         self.lacks = set(lacks)
         self.owned_by = owned_by
         """The /v1/models entry's owner: "llamacpp" lists it as llama-server does."""
+        self.slots = slots
+        """llama-server's slots: GET /props says them, and n above them is refused."""
         self.reply = reply
         """Every completion's text (cut at max_tokens words)."""
         self.max_top = max_top
@@ -83,6 +86,9 @@ class _Handler(QuietHandler):
     def do_GET(self) -> None:
         b = self.backend
         b.keys.append((self.path, self.headers.get("authorization")))
+        if self.path == "/props" and b.slots is not None:
+            self._json(200, {"total_slots": b.slots})
+            return
         if self.path.rstrip("/") != "/v1/models":
             self._error(404, "Not Found")
             return
@@ -126,6 +132,8 @@ class _Handler(QuietHandler):
             return "echo is not supported"
         if body.get("n", 1) > 1 and "n" in b.lacks:
             return "n > 1 is not supported"
+        if b.slots is not None and body.get("n", 1) > b.slots:
+            return f"Field 'n': Value must be between 1 <= value <= {b.slots}"
         if isinstance(body.get("prompt"), list) and "token_ids" in b.lacks:
             return "prompt must be a string"
         if body.get("logit_bias") and "logit_bias" in b.lacks:

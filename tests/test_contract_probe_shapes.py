@@ -22,6 +22,8 @@ def entry(token_id: int, word: str, logprob: float) -> dict:
 
 def llama_answer(request: httpx.Request) -> httpx.Response:
     body = json.loads(request.content or b"{}")
+    if request.url.path == "/props":
+        return httpx.Response(200, json={"total_slots": 3})
     if request.url.path == "/tokenize":
         return httpx.Response(200, json={"tokens": [5, 6]})
     if request.url.path == "/detokenize":
@@ -54,6 +56,15 @@ def test_llama_server_s_shape_gives_logprobs_and_token_ids(llama_server):
     found = probing.probe(URL)
     assert {"completions", "logprobs", "top_logprobs", "tokenize", "token_ids"} <= found.found
     assert "token_ids" not in found.why
+    assert found.most_n == 3  # its slots, from /props
+
+
+def test_a_server_not_shaped_as_llama_server_has_no_cap_on_n():
+    from fake_backends import Backend, backend
+
+    with backend(Backend(slots=3)) as url:  # /props answers, but the server is not llama's
+        found = probing.probe(url, fresh=True)
+    assert "n" in found.found and found.most_n is None
 
 
 @pytest.mark.parametrize("honours", [False, True])

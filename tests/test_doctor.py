@@ -47,7 +47,7 @@ def test_doctor_names_what_is_missing_and_the_methods_it_stops(capsys):
     runs = re.search(r"^methods that run here \(\d+ of \d+\): (.*)$", out, re.M).group(1)
     stopped = re.search(r"^methods that do not: (.*)$", out, re.M).group(1)
     assert "replug_rescore (needs echo)" in stopped
-    assert "flare_etc (needs top_logprobs_20)" in stopped
+    assert "flare_etc (needs top_logprobs >= 20)" in stopped
     assert {"flare", "single", "flare_instruct"} <= set(runs.split(", "))
 
 

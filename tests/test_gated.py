@@ -343,4 +343,4 @@ def test_the_registry_rows_pin_each_gate_its_context_estimator_and_needs():
     top20 = {"completions", "stream", "logprobs", "top_logprobs_20"}
     assert METHODS["gate_entropy_mean"].needs == METHODS["flare_etc"].needs == top20
     assert METHODS["gate_perplexity"].needs == {"completions", "stream", "logprobs"}
-    assert METHODS["gate_lexsim"].needs == {"completions", "stream", "logprobs", "n"}
+    assert METHODS["gate_lexsim"].needs == {"completions", "stream", "logprobs", "n", "n_10"}

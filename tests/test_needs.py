@@ -164,3 +164,46 @@ def test_runnable_methods_follow_the_abilities():
         "vanilla_rag", "op_rag", "self_route"}]
     no_n = Abilities("u", "m", frozenset({"completions", "stream", "tokenize"}))
     assert "fb_rag" not in runnable(no_n) and "fb_rag" in runnable(no_n, text)
+
+
+@pytest.mark.parametrize(("most_n", "asked", "has"), [
+    (None, 10, True), (5, 5, True), (5, 6, False), (1, 2, False)])
+def test_n_k_holds_up_to_the_server_s_cap(most_n, asked, has):
+    found = Abilities("u", "m", frozenset({"n"}), most_n=most_n)
+    assert found.has(f"n_{asked}") is has
+    assert not Abilities("u", "m", frozenset(), most_n=None).has("n_2")
+
+
+def test_lexsim_needs_its_own_sample_count_in_one_request():
+    from activerag.nodes.fb_rag.context import FBRagContext
+    from activerag.nodes.gated.context import GateContext
+
+    url = "http://lm/v1"
+    lexsim = {"estimator": "lexsim", "base_url": url}
+    assert {"n", "n_10"} <= needs_of("gate_lexsim", GateContext(**lexsim))[url]
+    four = needs_of("gate_lexsim", GateContext(**lexsim, lexsim_samples=4))[url]
+    assert {"n", "n_4"} <= four and "n_10" not in four
+    plain = needs_of("gate_lexsim", GateContext(base_url=url, estimator="entropy_max"))[url]
+    assert not {n for n in plain if n == "n" or n.startswith("n_")}
+    light = "http://light/v1"
+    fb = {"base_url": url, "light_base_url": light}
+    assert needs_of("fb_rag", FBRagContext(**fb, samples=3))[light] >= {"n", "n_3"}
+    assert "n_5" not in needs_of("fb_rag", FBRagContext(**fb, samples=3))[light]
+    apart = needs_of("fb_rag", FBRagContext(**fb, separate_requests=True)).get(light, set())
+    assert not {n for n in apart if n == "n" or n.startswith("n_")}
+    assert light not in needs_of("op_rag", FBRagContext(**fb))
+
+
+def test_lexsim_on_llama_server_s_slots_is_refused_before_its_first_question(capsys):
+    b = Backend(owned_by="llamacpp", slots=5)
+    with backend(b) as url:
+        assert cli.main(["ask", "--method", "gate_lexsim", "--base-url", url, QUESTION]) == 2
+        line = error_line(capsys)
+        assert line.startswith(f"activerag: error: method gate_lexsim needs n >= 10 (samples "
+                               f"in one request), which the server at {url} lacks (n: it takes "
+                               "at most 5 in one request")
+        assert "gate_lexsim" not in works(line) and "flare" in works(line)
+        assert only_probed(b)
+        assert cli.main(["ask", "--method", "gate_lexsim", "--lexsim-samples", "5",
+                         "--base-url", url, QUESTION]) == 0
+    assert max(body.get("n", 1) for _, body in b.requests) == 5

@@ -27,14 +27,18 @@ def probe_cached(url: str, model: str | None = None) -> Abilities:
 
 def needs_of(name: str, ctx: Any) -> dict[str, frozenset[str]]:
     """What method NAME needs of each server under CTX, by base URL: its record's needs, with
-    more top logprobs when the run's trigger or gate reads them (the entropy triggers: 20) and
-    a context's own top_logprobs (REPLUG's) in place of 20."""
+    more top logprobs when the run's trigger or gate reads them (the entropy triggers: 20), a
+    context's own top_logprobs (REPLUG's) in place of 20, and the samples a context asks in one
+    request (its sampling_needs: n_K, light.n_K) in place of the record's default count."""
     from activerag.graphs.registry import METHODS
     from activerag.nodes.triggers import top_logprobs_for
 
     if not METHODS[name].own:  # a graph built with its own LM
         return {}
     needs = set(METHODS[name].needs or ())
+    sampled = getattr(ctx, "sampling_needs", None)
+    if sampled is not None:  # the run's own samples in place of the record's default count
+        needs = set(sampled(frozenset(needs)))
     top = top_logprobs_for(ctx)
     if top > 1:
         needs |= {"logprobs", f"top_logprobs_{top}"}
@@ -57,8 +61,9 @@ def needs_of(name: str, ctx: Any) -> dict[str, frozenset[str]]:
 
 
 def unmet(needs: Iterable[str], found: Abilities) -> list[str]:
-    """The needs FOUND does not meet, sorted."""
-    return sorted(n for n in needs if not found.has(n))
+    """The needs FOUND does not meet, sorted (n_K left out where n itself is unmet)."""
+    missing = {n for n in needs if not found.has(n)}
+    return sorted(n for n in missing if not (n.startswith("n_") and "n" in missing))
 
 
 def runnable(found: Abilities, light: Abilities | None = None) -> list[str]:
@@ -80,6 +85,8 @@ def named(need: str) -> str:
     """NEED in words (top_logprobs_20: top_logprobs >= 20)."""
     if need.startswith("top_logprobs_"):
         return f"top_logprobs >= {need.removeprefix('top_logprobs_')}"
+    if need.startswith("n_"):
+        return f"n >= {need.removeprefix('n_')} (samples in one request)"
     return need
 
 
@@ -88,6 +95,11 @@ def why(need: str, found: Abilities) -> str:
     if need.startswith("top_logprobs_"):
         said = found.why.get("top_logprobs") or found.why.get("logprobs")
         return f"top_logprobs: it gives {found.top_logprobs}" + (f", {said}" if said else "")
+    if need.startswith("n_") and "n" in found.found:
+        return (f"n: it takes at most {found.most_n} in one request (llama-server's slots: "
+                "serve with more --parallel, or ask for fewer samples)")
+    if need.startswith("n_"):
+        need = "n"
     return f"{need}: {found.why[need]}" if need in found.why else f"{need}: not seen"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from activerag.cli.abilities import LIGHT, runnable, unmet
+from activerag.cli.abilities import LIGHT, named, runnable, unmet
 from activerag.errors import LMServerUnreachable
 from activerag.serving.probe import ABILITIES, Abilities, probe
 from activerag.settings import Settings
@@ -31,6 +31,8 @@ def table(found: Abilities) -> list[str]:
         else:
             here = "yes" if name in found.found else "no"
         why = found.why.get(name) if here == "no" or name == "top_logprobs" else None
+        if name == "n" and here == "yes" and found.most_n is not None:
+            why = f"at most {found.most_n} in one request: llama-server's slots, --parallel"
         lines.append(f"{name:<13} {here:<5} {what}" + (f" [{why}]" if why else ""))
     works = runnable(found)
     lines += ["", f"methods that run here ({len(works)} of {len(METHODS)}): {', '.join(works)}"]
@@ -38,7 +40,7 @@ def table(found: Abilities) -> list[str]:
     for name, record in METHODS.items():
         if name not in works:
             needs = unmet([n.removeprefix(LIGHT) for n in record.needs or ()], found)
-            others.append(f"{name} (needs {', '.join(needs)})")
+            others.append(f"{name} (needs {', '.join(map(named, needs))})")
     if others:
         lines.append("methods that do not: " + "; ".join(others))
     return lines

@@ -52,7 +52,8 @@ def _probe_one(url: str, model: str | None, cache_file: Path | None, fresh: bool
         return _seen[key]
     if not fresh and cache_file is not None:
         kept = _read(cache_file).get(f"{url} {model or ''}")
-        if kept and time.time() - kept.get("probed_at", 0) < MAX_AGE_S:
+        # a record older than the field most_n (n's cap) is asked again
+        if kept and "most_n" in kept and time.time() - kept.get("probed_at", 0) < MAX_AGE_S:
             _seen[key] = Abilities.from_json(kept)
             return _seen[key]
     found = ask(url, model, timeout)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from activerag.errors import LMServerUnreachable
 from activerag.serving.dialect import (
     ID_PREFIX,
+    LLAMA_CPP,
     VLLM,
     completion_logprobs,
     context_of,
@@ -58,11 +59,18 @@ class Abilities:
     probed_at: float = 0.0
     engine: str = VLLM
     """Which server answered (dialect.VLLM or LLAMA_CPP)."""
+    most_n: int | None = None
+    """The most samples one request may ask for (llama-server: its slots, /props total_slots);
+    None: no limit known (vLLM's)."""
 
     def has(self, need: str) -> bool:
-        """Whether NEED holds: an ability name, or top_logprobs_K (at least K alternatives)."""
+        """Whether NEED holds: an ability name, top_logprobs_K (at least K alternatives) or n_K
+        (K samples in one request)."""
         if need.startswith("top_logprobs_"):
             return self.top_logprobs >= int(need.removeprefix("top_logprobs_"))
+        if need.startswith("n_"):
+            return "n" in self.found and (self.most_n is None
+                                          or self.most_n >= int(need.removeprefix("n_")))
         return need in self.found
 
     def as_json(self) -> dict[str, Any]:
@@ -206,11 +214,13 @@ def ask(url: str, model: str | None, timeout: float) -> Abilities:
                 "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1})).get(
                     "message") is not None:
             found.add("chat")
+        most_n = _slots(ask) if engine == LLAMA_CPP and "n" in found else None
     finally:
         ask.http.close()
     why = {k: v for k, v in ask.why.items()
            if k not in found or k == "top_logprobs" and top < TOPS[0]}
-    return Abilities(url, model, frozenset(found), top, window, why, time.time(), engine)
+    return Abilities(url, model, frozenset(found), top, window, why, time.time(), engine,
+                     most_n)
 
 
 def _shapes(ask: _Asker, top: int) -> set[str]:
@@ -240,6 +250,18 @@ def _shapes(ask: _Asker, top: int) -> set[str]:
     else:
         ask.lacks("n", "n: 2 did not return two samples")
     return found
+
+
+def _slots(ask: _Asker) -> int | None:
+    """llama-server's slots (/props total_slots), which cap n: it refuses more samples in one
+    request than it has; None when /props does not say."""
+    import httpx
+
+    try:
+        slots = ask.http.get(ask.root + "/props").json().get("total_slots")
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    return slots if isinstance(slots, int) and slots > 0 else None
 
 
 def _token_ids(ask: _Asker, ids: list[int]) -> bool:

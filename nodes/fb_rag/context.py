@@ -91,6 +91,14 @@ class FBRagContext(ServingContext):
             raise SettingError("eta_b and eta_f are both 0: nothing would rank the chunks; "
                                "give one of them a positive weight")
 
+    def sampling_needs(self, needs: frozenset[str]) -> frozenset[str]:
+        """NEEDS (a row's) with this run's samples, for a row whose light sampler samples: K in
+        one request (light.n_K), or one request each with separate_requests."""
+        if "light.n" not in needs:
+            return needs
+        kept = needs - {"light.n"} - {n for n in needs if n.startswith("light.n_")}
+        return kept if self.separate_requests else kept | {"light.n", f"light.n_{self.samples}"}
+
     def servers(self, with_context: bool = False) -> list[Server]:
         """The light sampler (asked only by the methods that sample), then the strong reader."""
         return [Server("FB-RAG's light sampler", self, "light_base_url", FAST_MODEL.key,

@@ -8,7 +8,7 @@ from activerag.nodes.fb_rag.context import FBRagContext
 
 # The reader fits its prompt with /tokenize; the light sampler asks n samples in one request.
 _READ = TEXT | {"tokenize"}
-_SAMPLE = _READ | {"light.completions", "light.n"}
+_SAMPLE = _READ | {"light.completions", "light.n", "light.n_5"}  # K = 5 unless the run says
 _FB = FBRagContext  # a short name for the rows below
 
 

@@ -37,6 +37,12 @@ class GateContext(FlareContext):
     lexsim_temperature: float = 1.0
     """lexsim: the samples' temperature (LM-Polygraph's default, which the paper ran)."""
 
+    def sampling_needs(self, needs: frozenset[str]) -> frozenset[str]:
+        """NEEDS (a row's) with this run's samples: lexsim asks lexsim_samples in one request
+        (n, n_K), whichever gate runs it; the other estimators sample nothing."""
+        kept = frozenset(n for n in needs if n != "n" and not n.startswith("n_"))
+        return kept | {"n", f"n_{self.lexsim_samples}"} if self.estimator == "lexsim" else kept
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check_estimator(self.estimator)

@@ -8,8 +8,9 @@ from activerag.nodes.gated.context import DraginContext, EtcContext, GateContext
 
 ALTERNATIVES = LOGPROBS | TOP20
 """The entropy estimators and word triggers read the top 20 alternatives of every token."""
-SAMPLES = LOGPROBS | {"n"}
-"""lexsim samples its answers in one request (n)."""
+SAMPLES = LOGPROBS | {"n", "n_10"}
+"""lexsim samples its answers in one request (n), 10 by default (GateContext.sampling_needs
+gives a run's own count)."""
 HOSTED = "(the LM, store, prompts and caps are the flags above)"
 
 
