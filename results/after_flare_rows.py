@@ -178,11 +178,14 @@ def sweep_rows(table: Table) -> list[dict[str, Any]]:
     return in_question_order(table, rows)
 
 
-def scores(rows: list[dict[str, Any]]) -> dict[str, Any]:
+SCORED = ("em", "f1", "gold_title_recall", "lm_calls", "retrieval_steps")
+"""The per-question fields a -scores.json keeps by default."""
+
+
+def scores(rows: list[dict[str, Any]], keys: tuple[str, ...] = SCORED) -> dict[str, Any]:
     """Each method's per-question scores, keyed by question id (no question text), so that
     paired differences can be recomputed from results/ alone if the run folders are lost."""
-    keys = ["em", "f1", "gold_title_recall", "lm_calls", "retrieval_steps"]
-    out: dict[str, Any] = {"fields": keys, "methods": {}}
+    out: dict[str, Any] = {"fields": list(keys), "methods": {}}
     for r in rows:
         out["methods"].setdefault(r["method"], {})[r["id"]] = [r.get(k) for k in keys]
     return out

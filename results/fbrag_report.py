@@ -5,6 +5,7 @@ those scripts; a table whose runs are missing is skipped and said so (its commit
 """
 
 import shutil
+from pathlib import Path
 
 from merging import OUT, RUNS, merged_table
 
@@ -16,11 +17,11 @@ from activerag.evaluation.tables import LONG_CONTEXT_COLUMNS
 SAMPLER = "SmolLM2-135M-Instruct samples, "
 
 
-def fb_setup(sampler: str = SAMPLER) -> str:
-    """The setting of the 1,500-word tables, naming who draws the light samples."""
+def fb_setup(sampler: str = SAMPLER, reader: str = "Qwen2.5-Coder-0.5B-Instruct") -> str:
+    """The setting of the 1,500-word tables, naming who draws the light samples and who reads."""
     return ("contexts of about 1,500 words, 100-word chunks, X = 1,500 words (stage I reads the "
             f"whole context), K = 5 samples of 96 tokens at temperature 1; {sampler}"
-            "Qwen2.5-Coder-0.5B-Instruct reads (answers up to 32 tokens, LongBench's qa_f1); two "
+            f"{reader} reads (answers up to 32 tokens, LongBench's qa_f1); two "
             "questions at a time; latency_seconds: a question's wall time with its cached samples "
             "counted at what their draw took")
 
@@ -38,7 +39,7 @@ CEILINGS = ("gold paragraphs", "answer as query")
 """The rows that are ceilings, not methods (drawn as lines)."""
 
 
-def plot_fb_rag(tables: dict) -> None:
+def plot_fb_rag(tables: dict, path: Path = OUT / "fbrag-f1-latency.png") -> None:
     """F1 against latency, one point per method and setting (FB-RAG's Figure 2 shape)."""
     import matplotlib
 
@@ -77,7 +78,7 @@ def plot_fb_rag(tables: dict) -> None:
         ax.set_title(f"{FB_DATASETS[ds]}, n={max(s['n'] for s in table.values())}")
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(OUT / "fbrag-f1-latency.png")
+    fig.savefig(path)
     plt.close(fig)
 
 

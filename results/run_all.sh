@@ -280,6 +280,15 @@ activerag eval "${H15[@]}" --concurrency 4 --run runs/hotpotqa-ircot-n100-15b --
 # ETC, DRAGIN-lite and SeaKR-lite, which the table 3 lists beside them (stop 45 on)
 activerag eval "${H15[@]}" --concurrency 2 --run runs/hotpotqa-after-n100-15b \
   --methods flare_etc,dragin_lite,flare_seakr
+# FB-RAG (table 5): the 1.5B reads (strong, :8785), the 0.5B on llama.cpp draws the light samples
+# (`activerag serve --engine llama.cpp`, :8765); 20 questions of each dataset's 1,500-word
+# contexts (built above by results/fbrag.sh), two at a time, alone on the machine
+for ds in hotpotqa 2wiki500; do
+  activerag eval --dataset "$HOME/.cache/activerag/longctx/$ds-1500w.jsonl" --n 20 \
+    --concurrency 2 --cache-samples --read-words 500 --strong-url $URL15 \
+    --light-url http://127.0.0.1:8765/v1 --run "runs/fbrag-$ds-y500-15b" \
+    --methods fb_rag,fb_rag_fb,op_rag,vanilla_rag,self_route,long_context
+done
 python results/tables_15b.py
 # FLARE against LangChain's FlareChain on the same llama-server (the 1.5B), retriever and 20
 # 2Wiki questions, one question at a time (stop 46: beside a background mutant run); then with

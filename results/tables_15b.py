@@ -138,6 +138,81 @@ def hotpot_table() -> list[str]:
             + side_by_side("... and EM", rows, "em"))
 
 
+FB_PARTS = ("fb_rag", "fb_rag_fb", "op_rag", "vanilla_rag", "self_route", "long_context")
+FB_BASELINES = ("op_rag", "vanilla_rag", "self_route", "long_context")
+
+
+def fb_rag_tables() -> list[str]:
+    """FB-RAG and its baselines with the 1.5B reading and the 0.5B drawing the light samples
+    (both on llama.cpp), per dataset: the table, its per-question scores, the paper's claim
+    checked against the best baseline, the F1-latency plot; beside the 0.5B reader's table."""
+    from after_flare_rows import scores
+    from fbrag_report import FB_DATASETS, fb_setup, plot_fb_rag
+
+    from activerag.evaluation.evaluate import Run
+    from activerag.evaluation.tables import LONG_CONTEXT_COLUMNS
+
+    setup = fb_setup("Qwen2.5-Coder-0.5B-Instruct samples, ", "Qwen2.5-Coder-1.5B-Instruct")
+    lines, tables = [], {}
+    for ds, name in FB_DATASETS.items():
+        run = f"fbrag-{ds}-y500-15b"
+        if not (RUNS / run / "examples.jsonl").exists():
+            print(f"skipped fbrag-{ds}-1500w-15b: no run in runs/")
+            continue
+        present = {r["method"] for r in Run(RUNS / run).rows()}
+        large = merged_table(f"fbrag-{ds}-1500w-15b", f"FB-RAG and its baselines on {name}, the "
+                             f"1.5B reader on llama.cpp: {setup}; Y = 500 words; p: paired "
+                             "bootstrap against fb_rag", {run: None},
+                             [m for m in FB_PARTS if m in present],
+                             columns=LONG_CONTEXT_COLUMNS, common=True)
+        if large is None:
+            continue
+        tables[ds] = large
+        rows = [r for r in Run(RUNS / run).rows() if r["method"] in large]
+        done = set.intersection(*({r["id"] for r in rows if r["method"] == m} for m in large))
+        (OUT / f"fbrag-{ds}-1500w-15b-scores.json").write_text(json.dumps(scores(
+            [r for r in rows if r["id"] in done],
+            ("em", "f1", "gold_word_recall", "latency_seconds", "lm_calls"))))
+        said = claim(large, [r for r in rows if r["id"] in done])
+        with (OUT / f"fbrag-{ds}-1500w-15b.md").open("a") as table:
+            table.write("\n" + said + "\n")
+        small = json.loads((OUT / f"fbrag-{ds}-1500w.json").read_text())
+        n, n_small = large["fb_rag"]["n"], small["fb_rag"]["n"]
+        side = [(f"0.5B: {n_small}; 1.5B: {n}", m, small, large) for m in large]
+        lines += side_by_side(f"FB-RAG on {name}, F1 (0.5B reads, SmolLM2 samples: "
+                              f"results/fbrag-{ds}-1500w.md; 1.5B reads, the 0.5B samples: "
+                              f"results/fbrag-{ds}-1500w-15b.md; p against fb_rag)", side, "f1")
+        lines += [said, ""]
+    plot_fb_rag(tables, OUT / "fbrag-f1-latency-15b.png")
+    return lines
+
+
+def claim(summary: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """FB-RAG's claim (the best baseline's F1 at 48% less latency), for Ours-F and Ours-FB
+    against the baseline with the highest F1 here, the F1 difference paired on ROWS."""
+    from after_flare import paired
+
+    baselines = [m for m in FB_BASELINES if m in summary]
+    if not baselines:
+        return "No baseline has run yet: the paper's claim is not checked."
+    best = max(baselines, key=lambda m: summary[m]["f1"])
+    b = summary[best]
+    parts = []
+    for ours in ("fb_rag", "fb_rag_fb"):
+        d = paired(rows, ours, best) if ours in summary else None
+        if d is None:
+            continue
+        (lo, hi), ours_s = d["ci"], summary[ours]["latency_seconds"]
+        saved = 1 - ours_s / b["latency_seconds"]
+        p = "<0.001" if d["p"] < 0.001 else f"{d['p']:.3f}"
+        parts.append(f"{ours} F1 {summary[ours]['f1']:.3f} against {b['f1']:.3f}, difference "
+                     f"{d['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}] (paired p {p}), latency "
+                     f"{ours_s:.0f} s against {b['latency_seconds']:.0f} s a question "
+                     f"({abs(saved):.0%} {'less' if saved >= 0 else 'more'})")
+    return (f"The paper's claim (the best baseline's F1 at 48% less latency), here against the "
+            f"best baseline by F1, {best}: " + "; ".join(parts) + ".")
+
+
 def differences(rows: list[dict[str, Any]], methods: list[str]) -> list[str]:
     """F1 of each method minus single's and FLARE's, paired on the same questions."""
     from after_flare import paired
@@ -177,6 +252,6 @@ def first_of(rows: list[dict[str, Any]], n: int) -> dict[str, Any]:
 if __name__ == "__main__":
     lines = ["# The default model beside the 1.5B reader (issue #37)", "",
              "p: paired bootstrap against the first method of the same model's run.", "",
-             *demo(), *main_table(), *hotpot_table()]
+             *demo(), *main_table(), *hotpot_table(), *fb_rag_tables()]
     Path(OUT / "models-side-by-side.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
