@@ -35,14 +35,22 @@ def test_the_probe_finds_llama_server_and_every_ability_but_echo(llama_url):
     assert found.found == {"completions", "stream", "logprobs", "top_logprobs", "n",
                            "token_ids", "tokenize", "logit_bias", "chat"}
     assert "echo" in found.why
+    assert found.most_n == 4  # its slots (--parallel 4) cap n
 
 
-def test_doctor_lists_every_method_but_those_that_score_prompts(llama_url, capsys):
+def test_doctor_lists_every_method_but_those_that_score_prompts_or_outsample_it(llama_url,
+                                                                                 capsys):
+    """On 4 slots: not replug_rescore (echo), nor gate_lexsim (10 samples in one request) nor
+    FB-RAG's two samplers (5 by default)."""
     assert main(["doctor", llama_url]) == 0
     out = capsys.readouterr().out
     assert f"({LLAMA_CPP})" in out.splitlines()[0]
-    assert f"methods that run here ({len(METHODS) - 1} of {len(METHODS)})" in out
-    assert "methods that do not: replug_rescore (needs echo)" in out
+    assert f"methods that run here ({len(METHODS) - 4} of {len(METHODS)})" in out
+    stopped = out.split("methods that do not: ")[1].strip().split("; ")
+    samples = "(needs n >= {} (samples in one request))"
+    assert sorted(stopped) == sorted([
+        "replug_rescore (needs echo)", f"gate_lexsim {samples.format(10)}",
+        f"fb_rag {samples.format(5)}", f"fb_rag_fb {samples.format(5)}"])
 
 
 async def test_the_client_reads_its_logprobs_and_finds_its_stops(llama_url):
