@@ -289,7 +289,7 @@ for ds in hotpotqa 2wiki500; do
     --light-url http://127.0.0.1:8765/v1 --run "runs/fbrag-$ds-y500-15b" \
     --methods fb_rag,fb_rag_fb,op_rag,vanilla_rag,self_route,long_context
 done
-python results/tables_15b.py
+python results/tables_15b.py  # or, with only FB-RAG's run folders at hand: --only-fb-rag
 # FLARE against LangChain's FlareChain on the same llama-server (the 1.5B), retriever and 20
 # 2Wiki questions, one question at a time (stop 46: beside a background mutant run); then with
 # our exemplars off, as FlareChain sends none

@@ -3,7 +3,8 @@
 Run from the repository root after results/run_all.sh's 1.5B section (runs/ holds the run
 folders); a run that is missing is skipped and said so:
 
-    python results/tables_15b.py
+    python results/tables_15b.py               # every table (each run folder needed)
+    python results/tables_15b.py --only-fb-rag # FB-RAG's, the other sections kept
 """
 
 import json
@@ -249,7 +250,26 @@ def first_of(rows: list[dict[str, Any]], n: int) -> dict[str, Any]:
     return summarise_methods(kept, ["flare", "single", "none"]) if kept else {}
 
 
+def only_fb_rag() -> None:
+    """Rewrite the FB-RAG section of models-side-by-side.md (its last), keeping the sections
+    above it as committed: their run folders may be gone."""
+    side = OUT / "models-side-by-side.md"
+    lines = fb_rag_tables()
+    if not lines:
+        return
+    text = side.read_text()
+    start = text.find("### FB-RAG on ")
+    kept = text[:start] if start >= 0 else text.rstrip("\n") + "\n\n"
+    side.write_text(kept + "\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["--only-fb-rag"]:
+        only_fb_rag()
+        raise SystemExit(0)
     lines = ["# The default model beside the 1.5B reader (issue #37)", "",
              "p: paired bootstrap against the first method of the same model's run.", "",
              *demo(), *main_table(), *hotpot_table(), *fb_rag_tables()]
