@@ -41,6 +41,13 @@ TOKEN_IDS = frozenset({"completions", "tokenize", "token_ids"})
 TOP20 = frozenset({"top_logprobs_20"})
 
 
+def with_samples(needs: frozenset[str], prefix: str, k: int | None) -> frozenset[str]:
+    """NEEDS with the server under PREFIX ("" or "light.") asked for K samples in one request
+    (n and n_K), whatever count they named before; none of the two when K is None."""
+    kept = frozenset(n for n in needs if n != f"{prefix}n" and not n.startswith(f"{prefix}n_"))
+    return kept if k is None else kept | {f"{prefix}n", f"{prefix}n_{k}"}
+
+
 @dataclass(frozen=True)
 class Method:
     """One method: its graph, the context type it runs under, and the settings that make it

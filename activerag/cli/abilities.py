@@ -95,11 +95,9 @@ def why(need: str, found: Abilities) -> str:
     if need.startswith("top_logprobs_"):
         said = found.why.get("top_logprobs") or found.why.get("logprobs")
         return f"top_logprobs: it gives {found.top_logprobs}" + (f", {said}" if said else "")
-    if need.startswith("n_") and "n" in found.found:
+    if need.startswith("n_"):  # unmet leaves n_K out where n itself is missing
         return (f"n: it takes at most {found.most_n} in one request (llama-server's slots: "
                 "serve with more --parallel, or ask for fewer samples)")
-    if need.startswith("n_"):
-        need = "n"
     return f"{need}: {found.why[need]}" if need in found.why else f"{need}: not seen"
 
 

@@ -9,6 +9,7 @@ from typing import Literal
 from activerag.context import Server, ServingContext, _env
 from activerag.context_checks import at_least, documented, refuse
 from activerag.errors import SettingError
+from activerag.method_record import with_samples
 from activerag.serving.catalogue import DEFAULT_MODEL, FAST_MODEL, CatalogueModel
 
 
@@ -96,8 +97,7 @@ class FBRagContext(ServingContext):
         one request (light.n_K), or one request each with separate_requests."""
         if "light.n" not in needs:
             return needs
-        kept = needs - {"light.n"} - {n for n in needs if n.startswith("light.n_")}
-        return kept if self.separate_requests else kept | {"light.n", f"light.n_{self.samples}"}
+        return with_samples(needs, "light.", None if self.separate_requests else self.samples)
 
     def servers(self, with_context: bool = False) -> list[Server]:
         """The light sampler (asked only by the methods that sample), then the strong reader."""

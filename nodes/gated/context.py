@@ -10,6 +10,7 @@ from typing import ClassVar, Literal
 
 from activerag.context import FlareContext
 from activerag.context_checks import at_least, documented, refuse
+from activerag.method_record import with_samples
 from activerag.trigger_names import check_estimator
 
 
@@ -40,8 +41,7 @@ class GateContext(FlareContext):
     def sampling_needs(self, needs: frozenset[str]) -> frozenset[str]:
         """NEEDS (a row's) with this run's samples: lexsim asks lexsim_samples in one request
         (n, n_K), whichever gate runs it; the other estimators sample nothing."""
-        kept = frozenset(n for n in needs if n != "n" and not n.startswith("n_"))
-        return kept | {"n", f"n_{self.lexsim_samples}"} if self.estimator == "lexsim" else kept
+        return with_samples(needs, "", self.lexsim_samples if self.estimator == "lexsim" else None)
 
     def __post_init__(self) -> None:
         super().__post_init__()
