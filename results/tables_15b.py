@@ -160,7 +160,8 @@ def fb_rag_tables() -> list[str]:
         if not (RUNS / run / "examples.jsonl").exists():
             print(f"skipped fbrag-{ds}-1500w-15b: no run in runs/")
             continue
-        present = {r["method"] for r in Run(RUNS / run).rows()}
+        every = Run(RUNS / run).rows()
+        present = {r["method"] for r in every}
         large = merged_table(f"fbrag-{ds}-1500w-15b", f"FB-RAG and its baselines on {name}, the "
                              f"1.5B reader on llama.cpp: {setup}; Y = 500 words; p: paired "
                              "bootstrap against fb_rag", {run: None},
@@ -169,7 +170,7 @@ def fb_rag_tables() -> list[str]:
         if large is None:
             continue
         tables[ds] = large
-        rows = [r for r in Run(RUNS / run).rows() if r["method"] in large]
+        rows = [r for r in every if r["method"] in large]
         done = set.intersection(*({r["id"] for r in rows if r["method"] == m} for m in large))
         (OUT / f"fbrag-{ds}-1500w-15b-scores.json").write_text(json.dumps(scores(
             [r for r in rows if r["id"] in done],
