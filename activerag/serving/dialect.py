@@ -8,8 +8,10 @@
   `completion_logprobs` turns the second into the first, so every reader reads one shape.
 - `/tokenize` takes `prompt` (vLLM) or `content` (llama-server); `/detokenize` answers
   `prompt` or `content`.
-- llama-server's stream does not say which stop string ended it, so its stops are found on
-  the client (`first_stop`).
+- llama-server's stream does not say which stop string ended it, so it is sent none and its
+  stops are found on the client (`first_stop`). vLLM is sent them, but asked to keep them in
+  the text (otherwise it holds back a stop string's length of text at every token), and the
+  client cuts them off the same way.
 """
 
 from __future__ import annotations

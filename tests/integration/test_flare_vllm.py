@@ -6,7 +6,8 @@ import pytest
 from activerag.context import FlareContext
 from activerag.demo import load_demo_questions
 from activerag.graphs.flare import build_flare_graph
-from activerag.nodes.prompts import answer_prompt
+from activerag.nodes.prompts import ANSWER_STOPS, answer_prompt
+from activerag.serving.lm import VLLMClient
 from activerag.stores.corpus import Corpus
 
 pytestmark = pytest.mark.integration
@@ -64,6 +65,34 @@ async def test_sentence_stop_pays_for_little_beyond_the_sentence(vllm_url, demo_
                                             context=ctx)
     # one token past each sentence boundary lets Punkt see that a new sentence began
     assert out["generated_tokens"] <= out["answer_tokens"] + 2 * len(out["trace"])
+
+
+COPY = "Text: The sky is blue. Grass is green.\nCopy: The sky is blue. Grass is green.\n\n"
+
+
+def first_sentence(text: str, final: bool) -> int | None:
+    """The end of the first sentence, once the next one has begun."""
+    end = text.find(".")
+    return end + 1 if end >= 0 and text[end + 1:].strip() else None
+
+
+async def test_a_sentence_cut_is_seen_one_token_past_the_sentence_with_stop_strings_sent(
+        vllm_url):
+    # vLLM holds back a stop string's length of text at every token unless told to keep stop
+    # strings in the text: the cut was then seen about 2 tokens late (issue #37)
+    lm = VLLMClient(vllm_url)
+    gen = await lm.generate(COPY * 3 + "Text: The sun is hot. Snow is cold.\nCopy:",
+                            max_tokens=30, cut=first_sentence, stop=list(ANSWER_STOPS))
+    assert gen.text.endswith(".") and "." not in gen.text[:-1] and not gen.finished
+    assert gen.generated_tokens == len(gen.tokens) + 1
+
+
+async def test_a_stop_string_ends_the_text_before_it_on_the_real_server(vllm_url):
+    lm = VLLMClient(vllm_url)
+    gen = await lm.generate(COPY * 3 + "Text: The sun is hot.\nCopy:", max_tokens=30,
+                            stop=list(ANSWER_STOPS))
+    assert gen.finished and gen.stop_reason == "\n\n" and "\n" not in gen.text
+    assert "".join(t.text for t in gen.tokens) == gen.text
 
 
 async def test_streaming_shows_each_sentence_as_it_is_decided(vllm_url, demo_store):
