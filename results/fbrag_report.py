@@ -39,8 +39,49 @@ CEILINGS = ("gold paragraphs", "answer as query")
 """The rows that are ceilings, not methods (drawn as lines)."""
 
 
-def plot_fb_rag(tables: dict, path: Path = OUT / "fbrag-f1-latency.png") -> None:
-    """F1 against latency, one point per method and setting (FB-RAG's Figure 2 shape)."""
+LABEL_SPOTS = ((4, 4), (4, -10), (-4, 4), (-4, -10))
+"""Where a point's label may go, in points from it (a negative x ends the label at the point)."""
+CHAR, HALF_HEIGHT = 0.012, 0.02
+"""A 7-point label's character width and half its height, in a panel's axes fractions."""
+
+
+def label_spots(points: list[tuple[float, float]], labels: list[str],
+                gap: float = 0.01) -> list[tuple[int, int]]:
+    """A label offset for each point (x, y, each in axes fractions) and its label, in the
+    points' x order: the first of LABEL_SPOTS whose label box is at least GAP from every other
+    point and every label already placed; with none such, the spot with the most room."""
+    boxes: list[tuple[float, float, float, float]] = []  # middle x and y, half width and height
+    spots: dict[int, tuple[int, int]] = {}
+    for i in sorted(range(len(points)), key=lambda i: points[i]):
+        half = len(labels[i]) * CHAR / 2
+        others = [(*p, 0.0, 0.0) for j, p in enumerate(points) if j != i] + boxes
+        fits = {spot: _box(points[i], half, spot) for spot in LABEL_SPOTS}
+        rooms = {spot: _room(box, others) for spot, box in fits.items()}
+        spot = next((s for s in LABEL_SPOTS if rooms[s] >= gap), max(rooms, key=rooms.__getitem__))
+        spots[i] = spot
+        boxes.append(fits[spot])
+    return [spots[i] for i in range(len(points))]
+
+
+def _box(point: tuple[float, float], half: float,
+         spot: tuple[int, int]) -> tuple[float, float, float, float]:
+    """The box of a label HALF wide each way, put at SPOT from POINT."""
+    return (point[0] + (half if spot[0] > 0 else -half),
+            point[1] + (HALF_HEIGHT if spot[1] > 0 else -HALF_HEIGHT), half, HALF_HEIGHT)
+
+
+def _room(box: tuple[float, float, float, float],
+          others: list[tuple[float, float, float, float]]) -> float:
+    """How far BOX is from the nearest of OTHERS (boxes; a point is one with no size)."""
+    x, y, w, h = box
+    return min((max(abs(x - ox) - w - ow, abs(y - oy) - h - oh) for ox, oy, ow, oh in others),
+               default=1.0)
+
+
+def plot_fb_rag(tables: dict, path: Path = OUT / "fbrag-f1-latency.png",
+                title: str | None = None) -> None:
+    """F1 against latency, one point per method and setting (FB-RAG's Figure 2 shape); TITLE
+    (who reads, who samples) above the panels."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -53,30 +94,37 @@ def plot_fb_rag(tables: dict, path: Path = OUT / "fbrag-f1-latency.png") -> None
     fig, axes = plt.subplots(1, len(shown), figsize=(6 * len(shown), 4.5), dpi=120,
                              squeeze=False)
     for ax, (ds, table) in zip(axes[0], shown.items(), strict=True):
-        for i, (method, s) in enumerate(table.items()):
-            f1, (low, high) = s["f1"], s["f1_ci"]
+        dots = {m: s for m, s in table.items() if m not in CEILINGS}
+        for method, s in table.items():
             if method in CEILINGS:
-                ax.axhline(f1, linestyle="--", linewidth=0.8, color="gray")
-                ax.annotate(f"ceiling: {method}", (0.01, f1), xycoords=("axes fraction", "data"),
-                            xytext=(0, 3), textcoords="offset points", fontsize=7, color="gray")
-                continue
+                ax.axhline(s["f1"], linestyle="--", linewidth=0.8, color="gray")
+                ax.annotate(f"ceiling: {method}", (0.01, s["f1"]), fontsize=7, color="gray",
+                            xycoords=("axes fraction", "data"), xytext=(0, 3),
+                            textcoords="offset points")
+        for method, s in dots.items():
+            f1, (low, high) = s["f1"], s["f1_ci"]
             style = "o" if method.startswith("fb_rag") else "s"
             ax.errorbar([s["latency_seconds"]], [f1], yerr=[[f1 - low], [high - f1]],
                         fmt=style, capsize=3)
-            ax.annotate(method, (s["latency_seconds"], f1), textcoords="offset points",
-                        xytext=(4, 4 + 8 * (i % 3 - 1)), fontsize=7)
         ax.set_xscale("log")
-        seconds = [s["latency_seconds"] for m, s in table.items()
-                   if s.get("latency_seconds") and m not in CEILINGS]
+        seconds = [s["latency_seconds"] for s in dots.values() if s.get("latency_seconds")]
         # round ticks from half the fastest method to twice the slowest
         ticks = [t for t in (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000)
                  if min(seconds, default=1) / 2 <= t <= max(seconds, default=100) * 2]
         ax.set_xticks(ticks, [str(t) for t in ticks])
         ax.xaxis.set_minor_formatter(NullFormatter())
+        to_axes = ax.transData + ax.transAxes.inverted()
+        where = [tuple(to_axes.transform((s["latency_seconds"], s["f1"]))) for s in dots.values()]
+        for method, s, spot in zip(dots, dots.values(), label_spots(where, list(dots)),
+                                    strict=True):
+            ax.annotate(method, (s["latency_seconds"], s["f1"]), textcoords="offset points",
+                        xytext=spot, fontsize=7, ha="left" if spot[0] > 0 else "right")
         ax.set_xlabel("seconds per question (2 at a time, 2 CPU cores)")
         ax.set_ylabel("qa_f1 (95% interval)")
         ax.set_title(f"{FB_DATASETS[ds]}, n={max(s['n'] for s in table.values())}")
         ax.grid(alpha=0.3)
+    if title:
+        fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

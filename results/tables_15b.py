@@ -185,7 +185,8 @@ def fb_rag_tables() -> list[str]:
                               f"results/fbrag-{ds}-1500w.md; 1.5B reads, the 0.5B samples: "
                               f"results/fbrag-{ds}-1500w-15b.md; p against fb_rag)", side, "f1")
         lines += [said, ""]
-    plot_fb_rag(tables, OUT / "fbrag-f1-latency-15b.png")
+    plot_fb_rag(tables, OUT / "fbrag-f1-latency-15b.png", "Qwen2.5-Coder-1.5B reads, the 0.5B "
+                "samples, both on llama.cpp; Y = 500 words, K = 5")
     return lines
 
 
