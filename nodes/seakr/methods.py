@@ -21,9 +21,13 @@ FAMILY = Family(
         Method("ircot_seakr", "seakr:ircot_seakr_graph", IRCoTSeakrContext, {}, "SeaKR-lite",
                "`ircot`, each retrieval adding the k of `rerank_pool` (3k) paragraphs under "
                "which the next CoT sentence's pseudo-generation has the lowest mean top-20 "
-               "token entropy", "seakr:build_ircot_seakr_graph", needs=NEEDS),
+               "token entropy", "seakr:build_ircot_seakr_graph", needs=NEEDS,
+               answer_rule="whole"),
     ),
     groups=(FlagGroup("SeaKR-lite", "SeakrContext: flare_seakr, ircot_seakr (its host "
                       "method's settings are the FLARE and IRCoT flags)",
                       (SeakrContext, IRCoTSeakrContext)),),
 )
+"""Each is scored by its host's answer rule (ircot_seakr: IRCoT's "whole"), so that it compares
+with its host like for like; the authors' code forces an answer with a second call instead
+(docs/seakr.md)."""
