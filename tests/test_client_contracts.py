@@ -25,7 +25,8 @@ async def test_the_text_client_streams_a_greedy_completion_asking_its_alternativ
     assert body == {"model": "fake-model", "prompt": "Where?", "max_tokens": 3,
                     "temperature": 0.0, "logprobs": 7, "stream": True,
                     "stream_options": {"include_usage": True, "continuous_usage_stats": True},
-                    "stop": ["\n\n"], "logit_bias": {"12": 100.0}}
+                    "stop": ["\n\n"], "include_stop_str_in_output": True,
+                    "logit_bias": {"12": 100.0}}
 
 
 async def test_a_text_client_asking_no_alternatives_sends_no_logprobs_field():
