@@ -48,6 +48,25 @@ def test_serve_parallel_gives_llama_server_that_many_slots(tmp_path: Path, start
     assert started[-1][1]["launch"].parallel == 5
 
 
+def test_serve_no_prompt_cache_turns_each_engine_s_prompt_cache_off(tmp_path: Path, started,
+                                                                     monkeypatch):
+    assert serve(["--engine", "llama.cpp", "--no-prompt-cache"], tmp_path) == 0
+    assert serve(["--engine", "llama.cpp"], tmp_path) == 0
+    assert [kw["launch"].prompt_cache for _, kw in started] == [False, True]
+    from activerag.serving import llamacpp
+
+    monkeypatch.setattr(llamacpp, "ensure_binary", lambda settings: tmp_path / "llama-server")
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    settings = Settings(home=tmp_path)
+    off = server.Launch("llama.cpp", ("--x",), prompt_cache=False)
+    cmd, _ = server._llama_launch(settings, gguf, 1024, None, FAST_MODEL, off)
+    assert cmd[-4:] == ["--cache-ram", "0", "--no-cache-prompt", "--x"]
+    on = server.Launch("llama.cpp")
+    cmd, _ = server._llama_launch(settings, gguf, 1024, None, FAST_MODEL, on)
+    assert "--cache-ram" not in cmd and "--no-cache-prompt" not in cmd
+
+
 def _documented() -> dict[str, tuple[int, int]]:
     """The operations guide's serving table: model key -> (port, context)."""
     section = OPERATIONS.read_text().split("\n## Serving\n")[1].split("\n## ")[0]

@@ -82,6 +82,10 @@ def _add_serve(sub: Any) -> None:
                    help="serve with another chat template than the model's own: a llama.cpp "
                         "built-in name (llama3, gemma, chatml, ...) or a Jinja file (either "
                         "engine)")
+    s.add_argument("--no-prompt-cache", action="store_true",
+                   help="prefill every request's whole prompt (vLLM's prefix caching and "
+                        "llama-server's prompt cache off), for latencies no earlier request "
+                        "shortened; a server already running is reused as it was started")
     s.add_argument("--tool-calls", action="store_true",
                    help="let chat requests call tools (vLLM's --enable-auto-tool-choice "
                         "--tool-call-parser hermes), as the example agent needs; a server "

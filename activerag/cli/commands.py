@@ -71,7 +71,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     if tools and engine == "llama.cpp":
         tools = ()  # llama-server answers tool calls with the model's Jinja template as it is
     launch = server.Launch(engine, tools, getattr(args, "parallel", None) or server.Launch.parallel,
-                           getattr(args, "threads", None), getattr(args, "chat_template", None))
+                           getattr(args, "threads", None), getattr(args, "chat_template", None),
+                           not getattr(args, "no_prompt_cache", False))
     url = server.start_server(settings, model_dir, args.max_model_len, args.served_name,
                               model=model, launch=launch, gguf=gguf)
     print(url)

@@ -138,6 +138,15 @@ class Launch:
     chat_template: str | None = None
     """The engine's built-in template (llama.cpp) or a template file (vLLM) to serve with,
     instead of the model's own."""
+    prompt_cache: bool = True
+    """False: every request prefills its whole prompt (NO_PROMPT_CACHE), so that a latency is
+    not shortened by an earlier request's prompt, as when two methods send the same one."""
+
+
+NO_PROMPT_CACHE = {"vllm": ("--no-enable-prefix-caching",),
+                   "llama.cpp": ("--cache-ram", "0", "--no-cache-prompt")}
+"""Each engine's flags that turn its prompt cache off: vLLM's prefix caching, llama-server's
+cache of earlier prompts in memory (8 GiB by default) and its reuse of a slot's last prompt."""
 
 
 def start_server(settings: Settings, model_dir: Path | None = None,
@@ -207,7 +216,7 @@ def _vllm_launch(settings: Settings, model_dir: Path | None, max_model_len: int 
     cmd = vllm_command(model_dir, settings, max_model_len, gpu, served_name)
     if launch.chat_template:
         cmd += ["--chat-template", launch.chat_template]
-    return cmd + list(launch.extra_args), env
+    return cmd + _cache_args(launch) + list(launch.extra_args), env
 
 
 def _llama_launch(settings: Settings, gguf: Path | None, max_model_len: int | None,
@@ -224,7 +233,12 @@ def _llama_launch(settings: Settings, gguf: Path | None, max_model_len: int | No
     binary = llamacpp.ensure_binary(settings)
     cmd = llamacpp.command(binary, gguf, settings, max_model_len or DEFAULT_MAX_MODEL_LEN,
                            launch.parallel, launch.threads, name, launch.chat_template)
-    return cmd + list(launch.extra_args), llamacpp.environment(binary)
+    return cmd + _cache_args(launch) + list(launch.extra_args), llamacpp.environment(binary)
+
+
+def _cache_args(launch: Launch) -> list[str]:
+    """The flags that turn the engine's prompt cache off, where LAUNCH asks for that."""
+    return [] if launch.prompt_cache else list(NO_PROMPT_CACHE[launch.engine])
 
 
 def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None,
