@@ -277,9 +277,15 @@ activerag eval "${H15[@]}" --concurrency 2 --run runs/hotpotqa-flare-n100-15b --
 wait
 activerag eval "${H15[@]}" --concurrency 4 --run runs/hotpotqa-ircot-n100-15b --methods ircot \
   --ircot-exemplars hotpotqa
-# ETC, DRAGIN-lite and SeaKR-lite, which the issue's table 3 lists beside them (stop 45 on)
-activerag eval "${H15[@]}" --concurrency 2 --run runs/hotpotqa-after-n100-15b \
-  --methods flare_etc,dragin_lite,flare_seakr
+# ETC, DRAGIN-lite and SeaKR-lite, which the issue's table 3 lists beside them (stop 49 on),
+# with none and single again to pair them with (the run folders above are gone): one process a
+# method, one question at a time each, so that a stopped run leaves the same first questions
+# done by all five
+for m in none single flare_etc dragin_lite flare_seakr; do
+  ACTIVERAG_LM_TIMEOUT=3600 activerag eval "${H15[@]}" --concurrency 1 \
+    --run "runs/hotpotqa-t3-15b-$m" --methods $m &
+done
+wait
 # FB-RAG (table 5): the 1.5B reads (strong, :8785), the 0.5B on llama.cpp draws the light samples
 # (`activerag serve --engine llama.cpp`, :8765); 20 questions of each dataset's 1,500-word
 # contexts (built above by results/fbrag.sh), two at a time, alone on the machine
@@ -287,6 +293,18 @@ for ds in hotpotqa 2wiki500; do
   activerag eval --dataset "$HOME/.cache/activerag/longctx/$ds-1500w.jsonl" --n 20 \
     --concurrency 2 --cache-samples --read-words 500 --strong-url $URL15 \
     --light-url http://127.0.0.1:8765/v1 --run "runs/fbrag-$ds-y500-15b" \
+    --methods fb_rag,fb_rag_fb,op_rag,vanilla_rag,self_route,long_context
+done
+# Stop 49: both again with the reader's prompt cache off (a second 1.5B server on :8786), into
+# -rerun folders whose rows tables_15b.py takes over the first runs' (the samples come from the
+# sample cache, timed at their first draw). llama-server's prompt cache had let Ours-FB skip the
+# prefill of the chunks Ours-F had just read (14 of 20 HotpotQA questions); 2Wiki's first run
+# also shared the machine with a test run for part of fb_rag_fb and op_rag.
+activerag serve --engine llama.cpp --model qwen2.5-coder-1.5b --port 8786 --no-prompt-cache
+for ds in 2wiki500 hotpotqa; do
+  activerag eval --dataset "$HOME/.cache/activerag/longctx/$ds-1500w.jsonl" --n 20 \
+    --concurrency 2 --cache-samples --read-words 500 --strong-url http://127.0.0.1:8786/v1 \
+    --light-url http://127.0.0.1:8765/v1 --run "runs/fbrag-$ds-y500-15b-rerun" \
     --methods fb_rag,fb_rag_fb,op_rag,vanilla_rag,self_route,long_context
 done
 python results/tables_15b.py  # or, with only FB-RAG's run folders at hand: --only-fb-rag

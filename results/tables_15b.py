@@ -150,7 +150,6 @@ def fb_rag_tables() -> list[str]:
     from after_flare_rows import scores
     from fbrag_report import FB_DATASETS, fb_setup, plot_fb_rag
 
-    from activerag.evaluation.evaluate import Run
     from activerag.evaluation.tables import LONG_CONTEXT_COLUMNS
 
     setup = fb_setup("Qwen2.5-Coder-0.5B-Instruct samples, ", "Qwen2.5-Coder-1.5B-Instruct")
@@ -160,11 +159,11 @@ def fb_rag_tables() -> list[str]:
         if not (RUNS / run / "examples.jsonl").exists():
             print(f"skipped fbrag-{ds}-1500w-15b: no run in runs/")
             continue
-        every = Run(RUNS / run).rows()
+        parts, every = fb_parts(run)
         present = {r["method"] for r in every}
         large = merged_table(f"fbrag-{ds}-1500w-15b", f"FB-RAG and its baselines on {name}, the "
                              f"1.5B reader on llama.cpp: {setup}; Y = 500 words; p: paired "
-                             "bootstrap against fb_rag", {run: None},
+                             "bootstrap against fb_rag" + rerun_note(parts), parts,
                              [m for m in FB_PARTS if m in present],
                              columns=LONG_CONTEXT_COLUMNS, common=True)
         if large is None:
@@ -188,6 +187,26 @@ def fb_rag_tables() -> list[str]:
     plot_fb_rag(tables, OUT / "fbrag-f1-latency-15b.png", "Qwen2.5-Coder-1.5B reads, the 0.5B "
                 "samples, both on llama.cpp; Y = 500 words, K = 5")
     return lines
+
+
+def fb_parts(run: str) -> tuple[dict[str, list[str] | None], list[dict[str, Any]]]:
+    """RUN's folder and, where RUN-rerun exists, the methods re-run there alone (rows that
+    shared the machine with other work), each method's rows from one folder; and those rows."""
+    from activerag.evaluation.evaluate import Run
+
+    rerun = f"{run}-rerun"
+    if not (RUNS / rerun / "examples.jsonl").exists():
+        return {run: None}, Run(RUNS / run).rows()
+    again = Run(RUNS / rerun).rows()
+    redone = {r["method"] for r in again}
+    kept = [r for r in Run(RUNS / run).rows() if r["method"] not in redone]
+    return ({run: sorted({r["method"] for r in kept}), rerun: sorted(redone)}, kept + again)
+
+
+def rerun_note(parts: dict[str, list[str] | None]) -> str:
+    """What a table's title says of the methods fb_parts took from a re-run folder."""
+    return "".join(f"; {', '.join(ms)} re-run alone, the reader's prompt cache off ({folder})"
+                   for folder, ms in list(parts.items())[1:] if ms)
 
 
 def claim(summary: dict[str, Any], rows: list[dict[str, Any]]) -> str:
