@@ -203,7 +203,8 @@ class VLLMClient:
         # but without it in the text it holds back a stop string's length of text at every token
         # (about 2 tokens late at each sentence cut); with it, each token streams as decoded.
         client_stops = list(stop or ())
-        if stop and await self.engine() != LLAMA_CPP:
+        # asked first whatever the stops: the engine also decides how connections are kept
+        if await self.engine() != LLAMA_CPP and stop:
             params["stop"] = stop
             params["extra_body"] = {"include_stop_str_in_output": True}
         if logit_bias:
