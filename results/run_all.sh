@@ -252,6 +252,18 @@ activerag eval --dataset demo --methods none,single,flare --n 48 --concurrency 4
   --run runs/demo-llama05b-new-exemplars-docs
 python results/exemplar_copies.py runs/demo-llama05b-old-exemplars \
   runs/demo-llama05b-new-exemplars-docs --out results/exemplar-copies.md
+# Issue #37's client-side cut (stop 49): FLARE on the 48 demo questions on vLLM (the default
+# 0.5B), the code before 956216c (a worktree) and after it, the same server; llama.cpp's client
+# already found its stops itself
+activerag serve --model qwen2.5-coder-0.5b --port 8766
+git worktree add /tmp/before-956216c 956216c^
+for tree in before after; do
+  PYTHONPATH=$([ $tree = before ] && echo /tmp/before-956216c) activerag eval --dataset demo \
+    --max-answer-tokens 128 --concurrency 2 --n 48 --methods flare --run runs/stops-$tree \
+    --base-url http://127.0.0.1:8766/v1
+done
+python -m benchmarks.cost.stop_holdback runs/stops-before runs/stops-after \
+  --out results/stop-holdback.md
 # Issue #37: the 1.5B reader on llama.cpp, the same questions and settings (4 slots), at the
 # commit that scores IRCoT and Adaptive-RAG by their authors' rule; results/tables_15b.py puts
 # each table beside the default model's (results/models-side-by-side.md).
@@ -300,12 +312,15 @@ done
 # sample cache, timed at their first draw). llama-server's prompt cache had let Ours-FB skip the
 # prefill of the chunks Ours-F had just read (14 of 20 HotpotQA questions); 2Wiki's first run
 # also shared the machine with a test run for part of fb_rag_fb and op_rag.
+# 2Wiki: every method again; HotpotQA: Ours-FB alone (the one whose prompts had been sent before).
 activerag serve --engine llama.cpp --model qwen2.5-coder-1.5b --port 8786 --no-prompt-cache
-for ds in 2wiki500 hotpotqa; do
+for spec in 2wiki500:fb_rag,fb_rag_fb,op_rag,vanilla_rag,self_route,long_context \
+            hotpotqa:fb_rag_fb; do
+  ds=${spec%%:*}
   activerag eval --dataset "$HOME/.cache/activerag/longctx/$ds-1500w.jsonl" --n 20 \
     --concurrency 2 --cache-samples --read-words 500 --strong-url http://127.0.0.1:8786/v1 \
     --light-url http://127.0.0.1:8765/v1 --run "runs/fbrag-$ds-y500-15b-rerun" \
-    --methods fb_rag,fb_rag_fb,op_rag,vanilla_rag,self_route,long_context
+    --methods "${spec#*:}"
 done
 python results/tables_15b.py  # or, with only FB-RAG's run folders at hand: --only-fb-rag
 # FLARE against LangChain's FlareChain on the same llama-server (the 1.5B), retriever and 20
