@@ -43,10 +43,10 @@ def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]],
                      f"[{low:.3f}, {high:.3f}] | {1 + s['retrieval_rate'] + 0.1:.3f} | "
                      f"{s['retrieval_rate']:.3f} | {s['em']:.3f} | {s['generated_tokens']} | "
                      f"{s['answer_tokens']} |")
-    saved = [before[i]["generated_tokens"] - after[i]["generated_tokens"] for i in ids]
+    old, new = ([rows[i]["generated_tokens"] for i in ids] for rows in (before, after))
+    saved = [a - b for a, b in zip(old, new, strict=True)]
     low, high = bootstrap_ci(saved)
-    p = paired_bootstrap_p([before[i]["generated_tokens"] for i in ids],
-                           [after[i]["generated_tokens"] for i in ids])
+    p = paired_bootstrap_p(old, new)
     same = sum(before[i]["answer"] == after[i]["answer"] for i in ids)
     cuts = sum(before[i].get("sentences", 0) for i in ids)
     lines += ["", f"- Generated tokens saved a question ({names[0]} - {names[1]}): "
