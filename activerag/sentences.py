@@ -24,6 +24,14 @@ COMMON_ABBREVIATIONS = frozenset(
 )
 
 
+# Punkt learns its abbreviations and collocations from counts, and a small corpus gives it too
+# few: the shipped demo corpus (7,000 words of templated passages, "... About 661,000 people live
+# there.") taught it "there", "long", "poet" and "toys" as abbreviations and "1690. About" as a
+# collocation, so "... live there. So the answer is X." stayed one sentence. Below this many
+# words a corpus is split by the untrained Punkt and COMMON_ABBREVIATIONS instead.
+MIN_TRAINING_WORDS = 50_000
+
+
 def train_punkt(texts: Iterable[str]) -> PunktParameters:
     """Learn Punkt parameters (abbreviations, collocations, sentence starters) from raw text."""
     from nltk.tokenize.punkt import PunktTrainer

@@ -14,7 +14,7 @@ from langchain_core.documents import Document
 from tqdm import tqdm
 
 from activerag.errors import CorpusError
-from activerag.sentences import SentenceSplitter, save_punkt, train_punkt
+from activerag.sentences import MIN_TRAINING_WORDS, SentenceSplitter, save_punkt, train_punkt
 from activerag.stores.base import Store, StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import FORMATS, ReadReport, check_max_words, read_corpus
@@ -33,11 +33,15 @@ class IngestReport:
     skipped: int
     problems: list[str]
     total: int
+    splitter: str = ""
+    """How this store's sentences are split, when the ingest (re)decided it."""
 
     def summary(self) -> str:
         lines = [f"read {self.rows} rows into {self.passages} passages; added "
                  f"{self.added_bm25} to BM25 and {self.added_chroma} to Chroma; "
                  f"store now holds {self.total} passages"]
+        if self.splitter:
+            lines.append(f"sentences: {self.splitter}")
         if self.skipped:
             lines.append(f"skipped {self.skipped} malformed or non-UTF-8 rows, e.g.:")
             lines += [f"  {p}" for p in self.problems[:5]]
@@ -120,8 +124,10 @@ class Corpus:
         return store
 
     def ingest(self, source: Path, dense: bool = True, max_words: int = 120,
-               batch: int = 512, progress: bool = True) -> IngestReport:
-        """Read SOURCE into both stores (new passages only) and retrain Punkt on the corpus."""
+               batch: int = 512, progress: bool = True,
+               punkt_min_words: int = MIN_TRAINING_WORDS) -> IngestReport:
+        """Read SOURCE into both stores (new passages only) and retrain Punkt on the corpus once
+        it holds PUNKT_MIN_WORDS words (below that, the untrained splitter)."""
         check_max_words(max_words)
         report = ReadReport()
         docs: list[Document] = []
@@ -152,14 +158,30 @@ class Corpus:
             if progress:
                 print(f"building the BM25 index of {len(self.bm25)} passages", file=sys.stderr)
             self.bm25.build_index()
-        if added_bm25:
-            punkt = train_punkt(d.page_content for d in self.bm25.docs)
-            with self._splitter_lock:
-                save_punkt(punkt, self.punkt_file)
-                self._splitter = None
+        splitter = ""
+        if added_bm25 or self.punkt_file.exists():  # (a store from before the minimum: redo)
+            splitter = self._train_splitter(punkt_min_words, retrain=bool(added_bm25))
         self._write_manifest()
         return IngestReport(report.rows, passages, added_bm25, added_chroma, report.skipped,
-                            report.problems, len(self.bm25))
+                            report.problems, len(self.bm25), splitter)
+
+    def _train_splitter(self, min_words: int, retrain: bool) -> str:
+        """Train Punkt on the whole corpus if it is large enough, else drop what was learned."""
+        words = sum(len(d.page_content.split()) for d in self.bm25.docs)
+        trained = words >= min_words
+        if trained == self.punkt_file.exists() and not retrain:
+            return ""
+        punkt = train_punkt(d.page_content for d in self.bm25.docs) if trained else None
+        with self._splitter_lock:
+            if punkt is not None:
+                save_punkt(punkt, self.punkt_file)
+            else:
+                self.punkt_file.unlink(missing_ok=True)
+            self._splitter = None
+        if trained:
+            return f"Punkt trained on the corpus's {words:,} words"
+        return (f"untrained Punkt and common abbreviations: the corpus's {words:,} words are too "
+                f"few for Punkt to learn from (it is trained from {min_words:,})")
 
     def _add(self, docs: list[Document], dense: bool) -> tuple[int, int]:
         if not docs:

@@ -61,10 +61,12 @@ def test_ingesting_twice_adds_nothing_and_bm25_persists(tmp_path):
     src.write_text("".join(json.dumps({"title": f"T{i}", "text": f"Fact {i} about river {i}."})
                            + "\n" for i in range(5)))
     corpus = Corpus(tmp_path / "store")
-    first = corpus.ingest(src, dense=False, progress=False)
-    second = corpus.ingest(src, dense=False, progress=False)
+    first = corpus.ingest(src, dense=False, progress=False, punkt_min_words=1)
+    second = corpus.ingest(src, dense=False, progress=False, punkt_min_words=1)
     assert (first.added_bm25, second.added_bm25, second.total) == (5, 0, 5)
     assert (tmp_path / "store" / "punkt.json").exists()
+    assert "Punkt trained on the corpus's 25 words" in first.summary()
+    assert second.splitter == ""  # nothing added: nothing retrained
     reopened = BM25Store(tmp_path / "store" / "bm25")
     assert len(reopened) == 5
     top, score = reopened.search("river 3", 1)[0]
@@ -199,3 +201,55 @@ def test_damage_before_the_last_line_is_refused_with_what_to_do(tmp_path):
                                          '{"id": "b", "text": "y"}\n')
     with pytest.raises(CorpusError, match="docs.jsonl:2 is damaged.*ingest again"):
         BM25Store(tmp_path)
+
+
+def _corpus_file(tmp_path, words_each: int, n: int):
+    src = tmp_path / "c.jsonl"
+    text = " ".join(["word"] * (words_each - 1))
+    src.write_text("".join(json.dumps({"title": f"T{i}", "text": f"{text} end{i}."}) + "\n"
+                           for i in range(n)))
+    return src
+
+
+def test_punkt_learns_only_from_a_corpus_of_enough_words(tmp_path):
+    store = tmp_path / "store"
+    small = Corpus(store).ingest(_corpus_file(tmp_path, 10, 4), dense=False, progress=False,
+                                 punkt_min_words=41)
+    assert not (store / "punkt.json").exists()
+    assert "40 words are too few for Punkt to learn from (it is trained from 41)" in (
+        small.summary())
+    (tmp_path / "more.jsonl").write_text(json.dumps({"title": "M", "text": "One more."}) + "\n")
+    grown = Corpus(store).ingest(tmp_path / "more.jsonl", dense=False, progress=False,
+                                 punkt_min_words=41)
+    assert (store / "punkt.json").exists()
+    assert grown.splitter == "Punkt trained on the corpus's 42 words"
+
+
+def test_a_store_trained_before_the_minimum_drops_what_it_learned_on_the_next_ingest(tmp_path):
+    store, src = tmp_path / "store", _corpus_file(tmp_path, 10, 4)
+    corpus = Corpus(store)
+    corpus.ingest(src, dense=False, progress=False, punkt_min_words=1)
+    trained = corpus.splitter()
+    assert (store / "punkt.json").exists()
+    report = corpus.ingest(src, dense=False, progress=False, punkt_min_words=100)
+    assert report.added_bm25 == 0 and not (store / "punkt.json").exists()
+    assert "untrained Punkt" in report.summary()
+    assert corpus.splitter() is not trained
+
+
+def test_the_demo_store_splits_the_demo_corpus_at_every_sentence_end(tmp_path):
+    """The demo corpus taught a trained Punkt "there", "long", "poet" and "toys" as
+    abbreviations and "1690. About" as a collocation; its store splits each of its own sentences
+    and an answer that follows one."""
+    import re
+
+    from activerag.demo import DEMO_CORPUS
+
+    corpus = Corpus(tmp_path / "demo")
+    corpus.ingest(DEMO_CORPUS, dense=False, progress=False)
+    splitter = corpus.splitter()
+    ends = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")  # the corpus holds no abbreviation
+    for doc in corpus.bm25.docs:
+        assert splitter.split(doc.page_content) == ends.split(doc.page_content), doc.page_content
+    assert splitter.split("About 661,000 people live there. So the answer is Kelmor.") == [
+        "About 661,000 people live there.", "So the answer is Kelmor."]
