@@ -7,6 +7,7 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
@@ -126,11 +127,17 @@ class Parts:
         """The given token-level LM, or one for the context's endpoint (the served model)."""
         if self.token_lm is not None:
             return self.token_lm
-        key = ("token_lm", ctx.base_url, ctx.model)
+        from activerag.serving import cache
+
+        cache_file = cache.active()
+        key = ("token_lm", ctx.base_url, ctx.model, cache_file)
         if key not in self.memo:
             model = (await self.lm_for(ctx)).model
             # token-level methods (REPLUG's ensemble, FB-RAG's reader) use the first replica
-            self.memo.setdefault(key, VLLMTokens(urls(ctx.base_url)[0], model))
+            lm: Any = VLLMTokens(urls(ctx.base_url)[0], model)
+            if cache_file is not None:
+                lm = cache.CachedTokenLM(lm, cache_file)
+            self.memo.setdefault(key, lm)
         return self.memo[key]  # type: ignore[return-value]
 
     async def layout_for(self, ctx: ServingContext, fmt: str | None = None,

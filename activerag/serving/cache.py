@@ -22,7 +22,7 @@ from typing import Any
 from activerag.errors import ActiveRagError, LMServerUnreachable
 from activerag.serving.lm import LM, CutFn, Generation, Token, text_sink
 from activerag.serving.running import server_entries
-from activerag.serving.token_lm import Samples
+from activerag.serving.token_lm import Position, Samples, Steps
 
 _active: Path | None = None
 _samples: Path | None = None
@@ -255,3 +255,48 @@ class CachedLM:
 
     async def token_ids(self, text: str) -> list[int]:
         return await self.lm.token_ids(text)
+
+
+class CachedTokenLM:
+    """A token-level LM (REPLUG's ensemble, SeaKR-lite's look-ahead) whose greedy look-aheads
+    and scorings are remembered by token ids and served weights; the rest (tokenize, sample,
+    ...) goes to the LM itself, uncached."""
+
+    def __init__(self, lm: Any, path: Path, served: list[dict[str, Any]] | None = None) -> None:
+        self.lm = lm
+        self.model = lm.model
+        self._table = _table_at(path, "tokens")
+        self.hits = 0
+        self.served = served
+        """As CachedLM's: asked of the LM's base_url on first use when None."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.lm, name)
+
+    async def _remembered(self, compute: Any, **fields: Any) -> Any:
+        base_url = getattr(self.lm, "base_url", None)
+        if self.served is None and isinstance(base_url, str):
+            self.served = await asyncio.to_thread(served_weights, base_url, self.model)
+        key = _digest(model=self.model, served=self.served, **fields)
+        found = await asyncio.to_thread(self._table.get, key)
+        if found is not None:
+            self.hits += 1
+            return found
+        value = await compute()
+        await asyncio.to_thread(self._table.put, key, asdict(value) if isinstance(value, Steps)
+                                else value)
+        return value
+
+    async def steps(self, prompt: Sequence[int], max_tokens: int, top: int) -> Steps:
+        out = await self._remembered(lambda: self.lm.steps(prompt, max_tokens, top),
+                                     request="steps", prompt=list(prompt),
+                                     max_tokens=max_tokens, top=top)
+        if isinstance(out, Steps):
+            return out
+        return Steps([Position(p["token"], p["logprob"], {int(k): v for k, v in p["top"].items()})
+                      for p in out["positions"]], out["ended"], out["prompt_tokens"])
+
+    async def score(self, prompt: Sequence[int], continuation: Sequence[int]) -> list[float]:
+        return list(await self._remembered(lambda: self.lm.score(prompt, continuation),
+                                           request="score", prompt=list(prompt),
+                                           continuation=list(continuation)))
