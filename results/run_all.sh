@@ -298,6 +298,7 @@ for m in none single flare_etc dragin_lite flare_seakr; do
     --run "runs/hotpotqa-t3-15b-$m" --methods $m &
 done
 wait
+python results/t3_15b.py   # results/hotpotqa-t3-n100-15b.*, on the questions all five finished
 # FB-RAG (table 5): the 1.5B reads (strong, :8785), the 0.5B on llama.cpp draws the light samples
 # (`activerag serve --engine llama.cpp`, :8765); 20 questions of each dataset's 1,500-word
 # contexts (built above by results/fbrag.sh), two at a time, alone on the machine

@@ -5,6 +5,7 @@ folders); a run that is missing is skipped and said so:
 
     python results/tables_15b.py               # every table (each run folder needed)
     python results/tables_15b.py --only-fb-rag # FB-RAG's, the other sections kept
+    python results/tables_15b.py --only-demo   # the demo set's, the other sections kept
 """
 
 import json
@@ -271,25 +272,31 @@ def first_of(rows: list[dict[str, Any]], n: int) -> dict[str, Any]:
     return summarise_methods(kept, ["flare", "single", "none"]) if kept else {}
 
 
-def only_fb_rag() -> None:
-    """Rewrite the FB-RAG section of models-side-by-side.md (its last), keeping the sections
-    above it as committed: their run folders may be gone."""
-    side = OUT / "models-side-by-side.md"
-    lines = fb_rag_tables()
+def only(lines: list[str], start: str, end: str | None = None) -> None:
+    """Rewrite the section of models-side-by-side.md from its line starting START up to the
+    next starting END (None: to the end) with LINES, keeping the other sections as committed:
+    their run folders may be gone."""
     if not lines:
         return
+    side = OUT / "models-side-by-side.md"
     text = side.read_text()
-    start = text.find("### FB-RAG on ")
-    kept = text[:start] if start >= 0 else text.rstrip("\n") + "\n\n"
-    side.write_text(kept + "\n".join(lines) + "\n")
+    first = text.find(start)
+    kept = text[:first] if first >= 0 else text.rstrip("\n") + "\n\n"
+    last = text.find(end, first) if end and first >= 0 else -1
+    side.write_text(kept + "\n".join(lines) + "\n" + (text[last:] if last >= 0 else ""))
     print("\n".join(lines))
+
+
+SECTIONS = {"--only-fb-rag": (fb_rag_tables, "### FB-RAG on ", None),
+            "--only-demo": (demo, "### The demo set by kind", "### 2WikiMultihopQA main table")}
 
 
 if __name__ == "__main__":
     import sys
 
-    if sys.argv[1:] == ["--only-fb-rag"]:
-        only_fb_rag()
+    if sys.argv[1:2] and sys.argv[1] in SECTIONS:
+        make, start, end = SECTIONS[sys.argv[1]]
+        only(make(), start, end)
         raise SystemExit(0)
     lines = ["# The default model beside the 1.5B reader (issue #37)", "",
              "p: paired bootstrap against the first method of the same model's run.", "",
