@@ -127,3 +127,36 @@ async def test_a_document_longer_than_the_served_context_is_cut_and_reported(vll
     [note] = out["cut_documents"]
     assert f"{window}-token context" in note
     assert out["answer_tokens"] > 0
+
+
+def _finished_requests(url: str) -> float:
+    """Requests the vLLM server at URL has finished, from its Prometheus counters."""
+    import httpx
+
+    text = httpx.get(url.removesuffix("/v1") + "/metrics", timeout=10).text
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("vllm:request_success_total"))
+
+
+def test_a_cached_rerun_of_replug_sends_no_generation(vllm_url, demo_store, tmp_path,
+                                                      monkeypatch, capsys):
+    """--cache serves REPLUG's ensemble steps (token ids, top-N) from disk, as it does the
+    text generations: the second run finishes no request on the server."""
+    import json
+
+    from activerag.cli import main
+
+    monkeypatch.setenv("ACTIVERAG_HOME", str(tmp_path / "home"))  # a cache of its own
+    common = ["eval", "--dataset", "demo", "--methods", "replug,replug_vote", "--n", "2",
+              "--cache", "--base-url", vllm_url, "--store", str(demo_store), "--replug-k", "2",
+              "--max-answer-tokens", "16"]
+    assert main([*common, "--run", str(tmp_path / "live")]) == 0
+    before = _finished_requests(vllm_url)
+    assert before > 0
+    assert main([*common, "--run", str(tmp_path / "cached")]) == 0
+    assert _finished_requests(vllm_url) == before
+    rows = [{(r["method"], r["id"]): r["answer"] for r in map(
+        json.loads, (tmp_path / run / "examples.jsonl").read_text().splitlines())}
+        for run in ("live", "cached")]
+    assert len(rows[0]) == 4 and rows[0] == rows[1]
+    capsys.readouterr()
