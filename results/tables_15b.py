@@ -55,11 +55,29 @@ def demo() -> list[str]:
     large = json.loads((run / "summary.json").read_text())
     (OUT / "demo-n48-15b.json").write_text(json.dumps(large, indent=1))
     small = json.loads((OUT / "demo-n48.json").read_text())
+    from after_flare_rows import scores
+
+    from activerag.evaluation.evaluate import Run
+
+    # per question, so that a later run of either model pairs with these without runs/
+    for name, folders in (("demo-n48-15b", ["demo-n48-15b"]),
+                          ("demo-n48", ["demo-n48", "demo-n48-combined"])):
+        if all((RUNS / f / "examples.jsonl").exists() for f in folders):
+            (OUT / f"{name}-scores.json").write_text(json.dumps(scores(
+                [r for f in folders for r in Run(RUNS / f).rows()])))
     rows = [(group, m, small["groups"].get(group), large["groups"].get(group))
             for group in ("one-hop", "two-hop") for m in ("flare", "single", "none",
                                                            "flare_combined")]
-    return side_by_side("The demo set by kind, EM (0.5B: results/demo-n48.md, made before "
-                        "issue #36's exemplar; 1.5B: results/demo-n48-15b.md)", rows, "em")
+    if (RUNS / "demo-n48-15b-trained-punkt" / "examples.jsonl").exists():
+        merged_table("demo-n48-15b-punkt", "FLARE on the demo set, the 1.5B on llama.cpp, the "
+                     "corpus split by untrained Punkt (as since the Punkt minimum) and by the "
+                     "Punkt the demo corpus had taught (as before); p: paired bootstrap against "
+                     "the first", {"demo-n48-15b": {"flare": "flare"}, "demo-n48-15b-trained-punkt":
+                                   {"flare": "flare, demo-trained Punkt"}},
+                     ["flare", "flare, demo-trained Punkt"])
+    return side_by_side("The demo set by kind, EM (0.5B on vLLM: results/demo-n48.md; 1.5B on "
+                        "llama.cpp: results/demo-n48-15b.md; both with issue #36's exemplar and "
+                        "the demo corpus split by untrained Punkt)", rows, "em")
 
 
 def main_table() -> list[str]:
