@@ -71,6 +71,10 @@ def test_ingesting_twice_adds_nothing_and_bm25_persists(tmp_path):
     assert len(reopened) == 5
     top, score = reopened.search("river 3", 1)[0]
     assert top.metadata["title"] == "T3" and score > 0
+    (tmp_path / "more.jsonl").write_text(json.dumps({"title": "M", "text": "Five words are "
+                                                                             "here now."}) + "\n")
+    third = corpus.ingest(tmp_path / "more.jsonl", dense=False, progress=False, punkt_min_words=1)
+    assert third.splitter == "Punkt trained on the corpus's 30 words"  # retrained with them
 
 
 def test_bm25_ranks_by_term_overlap_and_skips_zero_scores():
@@ -220,7 +224,7 @@ def test_punkt_learns_only_from_a_corpus_of_enough_words(tmp_path):
         small.summary())
     (tmp_path / "more.jsonl").write_text(json.dumps({"title": "M", "text": "One more."}) + "\n")
     grown = Corpus(store).ingest(tmp_path / "more.jsonl", dense=False, progress=False,
-                                 punkt_min_words=41)
+                                 punkt_min_words=42)  # exactly the minimum
     assert (store / "punkt.json").exists()
     assert grown.splitter == "Punkt trained on the corpus's 42 words"
 
