@@ -238,6 +238,11 @@ python -m benchmarks.cost.engines --models qwen2.5-coder-0.5b --engines llama.cp
 python -m benchmarks.cost.engines --models qwen2.5-coder-1.5b --engines llama.cpp,vllm \
   --demo-on qwen2.5-coder-1.5b:llama.cpp --levels 1 4 8 --runs runs/engines-15b \
   --out results/engines-15b.md
+# ... its llama.cpp demo rows again after the Punkt minimum (the machine quiet; the speeds of the
+# server kept from the run above, as the report's note says)
+python -m benchmarks.cost.engines --models qwen2.5-coder-1.5b --engines llama.cpp \
+  --demo-on qwen2.5-coder-1.5b:llama.cpp --levels 1 4 8 --runs runs/engines-15b \
+  --include results/engines-15b.json --out results/engines-15b.md
 # vLLM's 0.5B on the first 24 demo questions, paired with llama.cpp's rows above (its report,
 # which then crashed on 24 questions of one kind, was rebuilt from the kept run folders)
 python -m benchmarks.cost.engines --models qwen2.5-coder-0.5b --engines vllm \
