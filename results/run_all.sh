@@ -261,6 +261,9 @@ python results/exemplar_copies.py runs/demo-llama05b-old-exemplars \
 # 0.5B), the code before 956216c (a worktree) and after it, the same server; llama.cpp's client
 # already found its stops itself
 activerag serve --model qwen2.5-coder-0.5b --port 8766
+# (a worktree on PYTHONPATH replaces only activerag/'s own modules: activerag.nodes, .graphs and
+# .stores still load from the installed checkout, which is enough here, where 956216c changed
+# activerag/serving alone; it does not pin a whole commit)
 git worktree add /tmp/before-956216c 956216c^
 for tree in before after; do
   PYTHONPATH=$([ $tree = before ] && echo /tmp/before-956216c) activerag eval --dataset demo \
