@@ -159,7 +159,6 @@ def hotpot_table() -> list[str]:
 
 
 FB_PARTS = ("fb_rag", "fb_rag_fb", "op_rag", "vanilla_rag", "self_route", "long_context")
-FB_BASELINES = ("op_rag", "vanilla_rag", "self_route", "long_context")
 
 
 def fb_rag_tables() -> list[str]:
@@ -167,7 +166,7 @@ def fb_rag_tables() -> list[str]:
     (both on llama.cpp), per dataset: the table, its per-question scores, the paper's claim
     checked against the best baseline, the F1-latency plot; beside the 0.5B reader's table."""
     from after_flare_rows import scores
-    from fbrag_report import FB_DATASETS, fb_setup, plot_fb_rag
+    from fbrag_report import FB_DATASETS, claim, fb_setup, plot_fb_rag
 
     from activerag.evaluation.tables import LONG_CONTEXT_COLUMNS
 
@@ -226,32 +225,6 @@ def rerun_note(parts: dict[str, list[str] | None]) -> str:
     """What a table's title says of the methods fb_parts took from a re-run folder."""
     return "".join(f"; {', '.join(ms)} re-run alone, the reader's prompt cache off ({folder})"
                    for folder, ms in list(parts.items())[1:] if ms)
-
-
-def claim(summary: dict[str, Any], rows: list[dict[str, Any]]) -> str:
-    """FB-RAG's claim (the best baseline's F1 at 48% less latency), for Ours-F and Ours-FB
-    against the baseline with the highest F1 here, the F1 difference paired on ROWS."""
-    from after_flare import paired
-
-    baselines = [m for m in FB_BASELINES if m in summary]
-    if not baselines:
-        return "No baseline has run yet: the paper's claim is not checked."
-    best = max(baselines, key=lambda m: summary[m]["f1"])
-    b = summary[best]
-    parts = []
-    for ours in ("fb_rag", "fb_rag_fb"):
-        d = paired(rows, ours, best) if ours in summary else None
-        if d is None:
-            continue
-        (lo, hi), ours_s = d["ci"], summary[ours]["latency_seconds"]
-        saved = 1 - ours_s / b["latency_seconds"]
-        p = "<0.001" if d["p"] < 0.001 else f"{d['p']:.3f}"
-        parts.append(f"{ours} F1 {summary[ours]['f1']:.3f} against {b['f1']:.3f}, difference "
-                     f"{d['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}] (paired p {p}), latency "
-                     f"{ours_s:.0f} s against {b['latency_seconds']:.0f} s a question "
-                     f"({abs(saved):.0%} {'less' if saved >= 0 else 'more'})")
-    return (f"The paper's claim (the best baseline's F1 at 48% less latency), here against the "
-            f"best baseline by F1, {best}: " + "; ".join(parts) + ".")
 
 
 def differences(rows: list[dict[str, Any]], methods: list[str]) -> list[str]:
