@@ -25,7 +25,7 @@ COMMON_ABBREVIATIONS = frozenset(
 
 
 # Punkt learns its abbreviations and collocations from counts, and a small corpus gives it too
-# few: the shipped demo corpus (7,000 words of templated passages, "... About 661,000 people live
+# few: the shipped demo corpus (5,700 words of templated passages, "... About 661,000 people live
 # there.") taught it "there", "long", "poet" and "toys" as abbreviations and "1690. About" as a
 # collocation, so "... live there. So the answer is X." stayed one sentence. Below this many
 # words a corpus is split by the untrained Punkt and COMMON_ABBREVIATIONS instead.
