@@ -300,7 +300,10 @@ activerag eval "${H15[@]}" --concurrency 4 --run runs/hotpotqa-ircot-n100-15b --
 # ETC, DRAGIN-lite and SeaKR-lite, which the table 3 lists beside them (stop 49 on),
 # with none and single again to pair them with (the run folders above are gone): one process a
 # method, one question at a time each, so that a stopped run leaves the same first questions
-# done by all five
+# done by all five. To keep a whole commit under runs that outlive the checkout's changes:
+# a worktree installed in a venv of its own that borrows the main venv's packages
+#   python -m venv V && echo "$PWD/.venv/lib/python3.11/site-packages" > V/lib/python3.11/site-packages/deps.pth
+#   V/bin/pip install --no-deps -e WORKTREE   # then V/bin/activerag eval ...
 for m in none single flare_etc dragin_lite flare_seakr; do
   ACTIVERAG_LM_TIMEOUT=3600 activerag eval "${H15[@]}" --concurrency 1 \
     --run "runs/hotpotqa-t3-15b-$m" --methods $m &
