@@ -49,7 +49,7 @@ def t3_table() -> bool:
                "commands (results/run_all.sh) resume them.**\n\n")
     table.write_text(partial + table.read_text() + "\n" + "\n".join(lines) + "\n")
     plot(large, {}, OUT / f"{NAME}.png", f"HotpotQA, n={n}", "Qwen2.5-Coder-1.5B on llama.cpp")
-    print(table.read_text())
+    print(partial + "\n".join(lines))  # (merged_table printed the table itself)
     return True
 
 
