@@ -6,6 +6,7 @@ Run after results/run_all.sh; a run that is missing is skipped and said so.
 import json
 import shutil
 
+from after_flare_rows import scores
 from merging import OUT, RUNS, merged_table, save_recall_plot
 
 from activerag.evaluation.evaluate import Run, summarise_methods
@@ -145,6 +146,8 @@ def main() -> None:
         for label, part in parts:
             text += f"\n#### {label}\n\n" + markdown_table(summarise_methods(part, order))
         (OUT / "demo-n48-combined.md").write_text(text)
+        # per question, so that a later run pairs with these without runs/
+        (OUT / "demo-n48-scores.json").write_text(json.dumps(scores(rows)))
         print(text)
     if all((RUNS / name / "examples.jsonl").exists() for name in LSR_RUNS):
         rows = []

@@ -206,17 +206,33 @@ class CachedSampler:
             return out
 
 
-class CachedLM:
-    """An LM whose generations are remembered by request and served weights."""
+class _Remembered:
+    """What the caches of an LM's requests share: the LM, a table of its answers, the hits,
+    and what identifies the weights it serves."""
 
-    def __init__(self, lm: LM, path: Path, served: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, lm: Any, path: Path, table: str,
+                 served: list[dict[str, Any]] | None) -> None:
         self.lm = lm
         self.model = lm.model
-        self._table = _table_at(path, "gen")
+        self._table = _table_at(path, table)
         self.hits = 0
         self.served = served
         """What identifies the weights served (`served_weights`); None: asked of the LM's
         base_url on first use, or left out of the key for an LM that has none."""
+
+    async def _weights(self) -> list[dict[str, Any]] | None:
+        """`served`, asked of the LM's base_url the first time it is needed."""
+        base_url = getattr(self.lm, "base_url", None)
+        if self.served is None and isinstance(base_url, str):
+            self.served = await asyncio.to_thread(served_weights, base_url, self.model)
+        return self.served
+
+
+class CachedLM(_Remembered):
+    """An LM whose generations are remembered by request and served weights."""
+
+    def __init__(self, lm: LM, path: Path, served: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(lm, path, "gen", served)
 
     def _key(self, prompt: str, **params: Any) -> str:
         cut = params.pop("cut")
@@ -235,9 +251,7 @@ class CachedLM:
     async def generate(self, prompt: str, *, max_tokens: int, cut: CutFn | None = None,
                        stop: list[str] | None = None,
                        logit_bias: dict[int, float] | None = None) -> Generation:
-        base_url = getattr(self.lm, "base_url", None)
-        if self.served is None and isinstance(base_url, str):
-            self.served = await asyncio.to_thread(served_weights, base_url, self.model)
+        await self._weights()
         key = self._key(prompt, max_tokens=max_tokens, cut=cut, stop=stop, logit_bias=logit_bias)
         data = await asyncio.to_thread(self._table.get, key)
         if data is not None:
@@ -257,27 +271,19 @@ class CachedLM:
         return await self.lm.token_ids(text)
 
 
-class CachedTokenLM:
+class CachedTokenLM(_Remembered):
     """A token-level LM (REPLUG's ensemble, SeaKR-lite's look-ahead) whose greedy look-aheads
     and scorings are remembered by token ids and served weights; the rest (tokenize, sample,
     ...) goes to the LM itself, uncached."""
 
     def __init__(self, lm: Any, path: Path, served: list[dict[str, Any]] | None = None) -> None:
-        self.lm = lm
-        self.model = lm.model
-        self._table = _table_at(path, "tokens")
-        self.hits = 0
-        self.served = served
-        """As CachedLM's: asked of the LM's base_url on first use when None."""
+        super().__init__(lm, path, "tokens", served)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.lm, name)
 
     async def _remembered(self, compute: Any, **fields: Any) -> Any:
-        base_url = getattr(self.lm, "base_url", None)
-        if self.served is None and isinstance(base_url, str):
-            self.served = await asyncio.to_thread(served_weights, base_url, self.model)
-        key = _digest(model=self.model, served=self.served, **fields)
+        key = _digest(model=self.model, served=await self._weights(), **fields)
         found = await asyncio.to_thread(self._table.get, key)
         if found is not None:
             self.hits += 1
