@@ -20,7 +20,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -205,6 +205,33 @@ def thread_state(checkpoints: Path, thread: str = "t") -> tuple[Any, list[Any]]:
         return g.get_state(config), list(g.get_state_history(config))
     finally:
         conn.close()
+
+
+def kill_when(process: subprocess.Popen[str], checkpoints: Path, ready: Callable[[Any], bool],
+              timeout: float = 300, thread: str = "t") -> Any:
+    """Kill -9 PROCESS once READY(its thread's state) holds, and return that state.
+
+    The process is stopped (SIGSTOP) while its checkpoints are read, so that the state READY
+    sees is the one the kill leaves: a run cannot finish between the read and the kill.
+    AssertionError when the process ends first or READY does not hold within TIMEOUT s."""
+    import activerag.graphs.flare  # noqa: F401  (thread_state's imports, before the clock starts)
+
+    deadline = time.monotonic() + timeout
+    while True:
+        err = process.stderr.read() if process.poll() is not None and process.stderr else ""
+        assert process.poll() is None, f"the run ended before it was killed: {err}"
+        assert time.monotonic() < deadline, f"the run's state was not ready within {timeout} s"
+        os.kill(process.pid, signal.SIGSTOP)
+        try:
+            state = thread_state(checkpoints, thread)[0] if checkpoints.exists() else None
+        except sqlite3.OperationalError:  # the tables are being made, or a write is under way
+            state = None
+        if state is not None and ready(state):
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait()
+            return state
+        os.kill(process.pid, signal.SIGCONT)
+        time.sleep(0.2)
 
 
 def threads(checkpoints: Path) -> list[str]:

@@ -2,10 +2,6 @@
 server and the demo store, killed once it has accepted a sentence, then asked again."""
 
 import json
-import os
-import signal
-import sqlite3
-import time
 
 import pytest
 
@@ -23,22 +19,11 @@ def ask(vllm_url, demo_store, checkpoints):
 def test_a_run_killed_after_a_sentence_goes_on_from_there(vllm_url, demo_store, tmp_path):
     checkpoints = tmp_path / "threads.sqlite"
     first = ask(vllm_url, demo_store, checkpoints)
-    deadline = time.monotonic() + 300
-    accepted = []
-    while not accepted:
-        assert first.poll() is None, f"the run ended before it was killed: {first.stderr.read()}"
-        assert time.monotonic() < deadline, "no sentence was accepted within 300 s"
-        time.sleep(0.2)
-        if checkpoints.exists():
-            try:
-                accepted = stored(checkpoints)[0].values.get("trace", [])
-            except sqlite3.OperationalError:  # the tables are being made
-                pass
-    os.kill(first.pid, signal.SIGKILL)
-    first.wait()
-    state, _ = stored(checkpoints)
+    # stopped while its checkpoints are read, so that it cannot finish between read and kill
+    state = realprocs.kill_when(first, checkpoints, lambda s: bool(s.values.get("trace")))
+    assert stored(checkpoints)[0].values == state.values  # the kill lost nothing it had kept
     before = state.values["trace"]
-    assert state.next, "the killed run left nothing to finish"
+    assert state.next, f"the run had answered by its first accepted sentence: {before}"
 
     second = ask(vllm_url, demo_store, checkpoints)
     out, err = second.communicate(timeout=600)
@@ -61,11 +46,7 @@ def test_an_unfinished_thread_refuses_another_question(vllm_url, demo_store, tmp
 
     checkpoints = tmp_path / "threads.sqlite"
     first = ask(vllm_url, demo_store, checkpoints)
-    while not (checkpoints.exists() and _has_state(checkpoints)):
-        assert first.poll() is None
-        time.sleep(0.2)
-    os.kill(first.pid, signal.SIGKILL)
-    first.wait()
+    realprocs.kill_when(first, checkpoints, lambda s: bool(s.values) and bool(s.next))
     # the same method and settings as the killed run (another method or other settings are
     # refused first, for that reason: test_durable.py)
     rc = main(["ask", "Who founded Trouselerk Company?", "--theta", "1.0", "--max-sentences", "4",
@@ -74,9 +55,3 @@ def test_an_unfinished_thread_refuses_another_question(vllm_url, demo_store, tmp
     assert rc == 2
     assert "unfinished run of another question" in capsys.readouterr().err
 
-
-def _has_state(checkpoints):
-    try:
-        return bool(stored(checkpoints)[0].values)
-    except sqlite3.OperationalError:
-        return False
