@@ -48,7 +48,7 @@ MUTATION_MIN ?= 85
 MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.evaluation.metrics.*' \
 	'activerag.stores.documents.x_passage_id__*' 'activerag.stores.documents.x_make_document__*' \
 	'activerag.stores.documents.x_split_passages__*' \
-	'activerag.serving.cache.x*CachedLM*_key__*' 'activerag.serving.generation.x_trim__*' \
+	'activerag.serving.cache.x*CachedLM*_key__*' 'activerag.serving.cache.x*CachedTokenLM*' 'activerag.serving.generation.x_trim__*' \
 	'activerag.serving.generation.x__tokens_of__*' 'activerag.serving.generation.x_collided__*' \
 	'activerag.lsr.objective.x_lsr_loss__*' \
 	'activerag.lsr.objective.x_lr_factor__*' 'activerag.lsr.objective.x_lm_score__*' \

@@ -1,6 +1,7 @@
 """The LM cache knows the served weights: two servers announcing one model name (CPU float32
 and GPU bf16, a retrained checkpoint) never share entries."""
 
+import hashlib
 import json
 import threading
 from dataclasses import dataclass
@@ -79,3 +80,12 @@ async def test_two_servers_of_one_model_name_do_not_share_entries(tmp_path):
     finally:
         f32.shutdown()
         bf16.shutdown()
+
+
+def test_the_served_weights_enter_the_key_under_their_name(tmp_path):
+    # the bytes pinned: caches written by earlier runs stay valid (test_cache_key's rule)
+    served = [{"root": "/models/m", "max_model_len": 4096}]
+    blob = (b'{"cut": "None", "format": 2, "logit_bias": null, "max_tokens": 8, "model": "m", '
+            b'"prompt": "p", "served": [{"max_model_len": 4096, "root": "/models/m"}], '
+            b'"stop": null}')
+    assert key(tmp_path, served) == hashlib.sha256(blob).hexdigest()

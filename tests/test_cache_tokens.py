@@ -76,3 +76,40 @@ def test_the_token_lm_a_node_gets_is_cached_only_under_cache(tmp_path):
         cache.restore(saved)
     assert not isinstance(plain, CachedTokenLM)
     assert isinstance(cached, CachedTokenLM) and cached.lm.base_url == ctx.base_url
+
+
+def _keys(path) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(path) as db:  # the table's name is the file format: older runs' caches
+        return [k for (k,) in db.execute("SELECT key FROM tokens ORDER BY key")]
+
+
+def test_the_keys_name_the_request_its_tokens_and_its_budget(tmp_path):
+    import hashlib
+
+    async def go():
+        lm = CachedTokenLM(_lm(), tmp_path / "c.sqlite", served=[])
+        prompt = await lm.tokenize("Vesk is a city. Answer:")
+        answer = await lm.tokenize("So the answer is Vesk.")
+        assert prompt == [1, 2, 3, 4, 5] and answer == [6, 7, 8, 2, 9]
+        await lm.steps(prompt, 4, 2)
+        await lm.steps(prompt, 4, 2)
+        await lm.steps(prompt, 3, 2)  # another budget
+        await lm.steps(prompt + answer[:1], 4, 2)  # another prompt
+        await lm.score(prompt, answer)
+        await lm.score(prompt, answer)
+        await lm.score(prompt + answer[:1], answer)  # another prompt
+        await lm.score(prompt, prompt)  # the same prompt, another continuation
+        return lm
+
+    lm = asyncio.run(go())
+    assert lm.hits == 2 and [c["kind"] for c in lm.lm.calls].count("steps") == 3
+    # the bytes pinned: caches written by earlier runs stay valid (test_cache_key's rule)
+    steps = (b'{"format": 2, "max_tokens": 4, "model": "scripted-tokens", "prompt": [1, 2, 3, 4, '
+             b'5], "request": "steps", "served": [], "top": 2}')
+    score = (b'{"continuation": [6, 7, 8, 2, 9], "format": 2, "model": "scripted-tokens", '
+             b'"prompt": [1, 2, 3, 4, 5], "request": "score", "served": []}')
+    keys = _keys(tmp_path / "c.sqlite")
+    assert len(keys) == 6
+    assert {hashlib.sha256(steps).hexdigest(), hashlib.sha256(score).hexdigest()} <= set(keys)

@@ -151,6 +151,18 @@ def serve_and_measure(key: str, engine: str, args: argparse.Namespace,
     return result
 
 
+def work(found: dict[str, Any]) -> str:
+    """What FLARE asked of the LM a question against single: the goal's 1 + rate counts the
+    generated tokens, not the calls each of which pays its own request and prefill."""
+    def mean(name: str, key: str) -> float:
+        rows = found[name]["rows"].values()
+        return sum(float(r[key]) for r in rows) / max(len(rows), 1)
+
+    tokens = mean("flare", "generated_tokens") / max(mean("single", "generated_tokens"), 1e-9)
+    return (f"FLARE generated {tokens:.2f}x single's tokens in {mean('flare', 'lm_calls'):.2f} "
+            f"LM calls a question against {mean('single', 'lm_calls'):.2f}")
+
+
 def report(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
     lines = ["# vLLM and llama.cpp on this machine", "",
              f"`python -m benchmarks.cost.engines {shlex.join(args.argv)}`; one server at a "
@@ -186,7 +198,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]
                           f"{per_kept:.2f} generated tokens per kept token, goal <= "
                           f"{kept_goal:.2f}: {'met' if per_kept <= kept_goal else 'missed'}"
                           f"; {60 / found['flare']['s_per_question']:.1f} FLARE questions a "
-                          "minute")
+                          f"minute; {work(found)}")
     lines += ["", *ratios, ""]
     paired = [(a, b) for a in results for b in results
               if a["model"] == b["model"] and a["engine"] == "vllm" and b["engine"] == "llama.cpp"
