@@ -298,23 +298,24 @@ wait
 activerag eval "${H15[@]}" --concurrency 4 --run runs/hotpotqa-ircot-n100-15b --methods ircot \
   --ircot-exemplars hotpotqa
 # ETC, DRAGIN-lite and SeaKR-lite, which the issue's table 3 lists beside them (stop 49 on),
-# with none and single again to pair them with (the run folders above are gone): one process a
-# method, one question at a time each, so that a stopped run leaves the same first questions
-# done by all five. To keep a whole commit under runs that outlive the checkout's changes:
-# a worktree installed in a venv of its own that borrows the main venv's packages
+# with none and single again to pair them with (the run folders above are gone), and FLARE
+# again from stop 51 (their papers' baseline). To keep a whole commit under runs that outlive
+# the checkout's changes: a worktree installed in a venv of its own that borrows the main
+# venv's packages
 #   python -m venv V && echo "$PWD/.venv/lib/python3.11/site-packages" > V/lib/python3.11/site-packages/deps.pth
 #   V/bin/pip install --no-deps -e WORKTREE   # then V/bin/activerag eval ...
-# From stop 51 on, one method at a time, 3 questions at a time: SeaKR-lite alone then took
-# about 1.5 min a question, against 4 questions in 30 min beside the other four (likely the
+# Stops 49-50 ran one process a method, one question at a time each; from stop 51 on, one
+# method at a time, 3 questions at a time: SeaKR-lite alone then took about 1.5-2.5 min a
+# question, against 4 questions in 30 min beside the other four (likely the
 # five methods' prompts displacing each other from the server's 5 slots' prefix caches; not
 # measured apart). Stopped by hand in rounds (every method to 27, 41, 60, 80, then 100
-# questions) so that the questions all five share grow together; the loop below runs the same
+# questions) so that the questions all six share grow together; the loop below runs the same
 # commands straight through (greedy, though llama.cpp's batches may change a rare token).
-for m in flare_seakr flare_etc dragin_lite none single; do
+for m in flare_seakr flare flare_etc dragin_lite none single; do
   ACTIVERAG_LM_TIMEOUT=3600 activerag eval "${H15[@]}" --concurrency 3 \
     --run "runs/hotpotqa-t3-15b-$m" --methods $m
 done
-python results/t3_15b.py   # results/hotpotqa-t3-n100-15b.*, on the questions all five finished
+python results/t3_15b.py   # results/hotpotqa-t3-n100-15b.*, on the questions all six finished
 # FB-RAG (table 5): the 1.5B reads (strong, :8785), the 0.5B on llama.cpp draws the light samples
 # (`activerag serve --engine llama.cpp`, :8765); 20 questions of each dataset's 1,500-word
 # contexts (built above by results/fbrag.sh), two at a time, alone on the machine
