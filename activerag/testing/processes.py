@@ -222,6 +222,7 @@ def kill_when(process: subprocess.Popen[str], checkpoints: Path, ready: Callable
         assert process.poll() is None, f"the run ended before it was killed: {err}"
         assert time.monotonic() < deadline, f"the run's state was not ready within {timeout} s"
         os.kill(process.pid, signal.SIGSTOP)
+        _until_stopped(process.pid)
         try:
             state = thread_state(checkpoints, thread)[0] if checkpoints.exists() else None
         except sqlite3.OperationalError:  # the tables are being made, or a write is under way
@@ -232,6 +233,24 @@ def kill_when(process: subprocess.Popen[str], checkpoints: Path, ready: Callable
             return state
         os.kill(process.pid, signal.SIGCONT)
         time.sleep(0.2)
+
+
+def _until_stopped(pid: int, timeout: float = 5.0) -> None:
+    """Wait until PID has stopped (or ended): a SIGSTOP is delivered after kill() returns, and
+    until then the process runs on. Linux says so in /proc; elsewhere, a short wait."""
+    stat = Path(f"/proc/{pid}/stat")
+    if not stat.parent.exists():
+        time.sleep(0.05)
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            letter = stat.read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):  # ended and reaped
+            return
+        if letter in ("T", "t", "Z", "X"):
+            return
+        time.sleep(0.001)
 
 
 def threads(checkpoints: Path) -> list[str]:
