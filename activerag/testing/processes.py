@@ -221,8 +221,7 @@ def kill_when(process: subprocess.Popen[str], checkpoints: Path, ready: Callable
         err = process.stderr.read() if process.poll() is not None and process.stderr else ""
         assert process.poll() is None, f"the run ended before it was killed: {err}"
         assert time.monotonic() < deadline, f"the run's state was not ready within {timeout} s"
-        os.kill(process.pid, signal.SIGSTOP)
-        _until_stopped(process.pid)
+        freeze(process.pid)
         try:
             state = thread_state(checkpoints, thread)[0] if checkpoints.exists() else None
         except sqlite3.OperationalError:  # the tables are being made, or a write is under way
@@ -235,9 +234,11 @@ def kill_when(process: subprocess.Popen[str], checkpoints: Path, ready: Callable
         time.sleep(0.2)
 
 
-def _until_stopped(pid: int, timeout: float = 5.0) -> None:
-    """Wait until PID has stopped (or ended): a SIGSTOP is delivered after kill() returns, and
-    until then the process runs on. Linux says so in /proc; elsewhere, a short wait."""
+def freeze(pid: int, timeout: float = 5.0) -> None:
+    """SIGSTOP PID and wait until it has stopped (or ended): the signal is delivered after
+    kill() returns, and until then the process runs on. Linux says so in /proc; elsewhere, a
+    short wait. SIGCONT lets it go on."""
+    os.kill(pid, signal.SIGSTOP)
     stat = Path(f"/proc/{pid}/stat")
     if not stat.parent.exists():
         time.sleep(0.05)

@@ -54,7 +54,7 @@ def test_a_worker_killed_mid_run_leaves_its_questions_to_the_other(
             continue
         # Frozen, a can neither store nor give up what it holds: what is held now is what the
         # kill leaves behind (a question finished between a poll and the kill is not).
-        os.kill(a.pid, signal.SIGSTOP)
+        realprocs.freeze(a.pid)
         held = [r[0] for r in claims(postgres_url)
                 if not r[3] and mine in (r[1] or "") and r[5]]
         if not held:
