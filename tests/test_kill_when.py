@@ -4,21 +4,15 @@ run finish between a read and the kill)."""
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from activerag.testing.processes import kill_when
+from activerag.testing.processes import kill_when, process_state
 
 
 def _sleeper() -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                             stderr=subprocess.PIPE, text=True)
-
-
-def _state_letter(pid: int) -> str:
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return stat.rsplit(")", 1)[1].split()[0]  # R, S, T (stopped), ...
 
 
 def test_the_run_is_stopped_while_its_state_is_read_and_killed_on_it(tmp_path):
@@ -28,7 +22,7 @@ def test_the_run_is_stopped_while_its_state_is_read_and_killed_on_it(tmp_path):
     seen: list[str] = []
 
     def ready(state):
-        seen.append(_state_letter(proc.pid))
+        seen.append(process_state(proc.pid))
         return len(seen) == 2
 
     try:
@@ -49,7 +43,7 @@ def test_a_run_that_ends_first_or_never_gets_ready_fails_the_test(tmp_path):
     try:
         with pytest.raises(AssertionError, match="not ready within"):
             kill_when(proc, tmp_path / "none.sqlite", lambda s: True, timeout=1)
-        assert _state_letter(proc.pid) != "T"  # left running, not stopped
+        assert process_state(proc.pid) != "T"  # left running, not stopped
     finally:
         proc.kill()
         proc.wait()

@@ -218,8 +218,9 @@ def kill_when(process: subprocess.Popen[str], checkpoints: Path, ready: Callable
 
     deadline = time.monotonic() + timeout
     while True:
-        err = process.stderr.read() if process.poll() is not None and process.stderr else ""
-        assert process.poll() is None, f"the run ended before it was killed: {err}"
+        if process.poll() is not None:
+            err = process.stderr.read() if process.stderr else ""
+            raise AssertionError(f"the run ended before it was killed: {err}")
         assert time.monotonic() < deadline, f"the run's state was not ready within {timeout} s"
         freeze(process.pid)
         try:
@@ -239,19 +240,21 @@ def freeze(pid: int, timeout: float = 5.0) -> None:
     kill() returns, and until then the process runs on. Linux says so in /proc; elsewhere, a
     short wait. SIGCONT lets it go on."""
     os.kill(pid, signal.SIGSTOP)
-    stat = Path(f"/proc/{pid}/stat")
-    if not stat.parent.exists():
+    if not Path("/proc/self/stat").exists():
         time.sleep(0.05)
         return
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            letter = stat.read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):  # ended and reaped
-            return
-        if letter in ("T", "t", "Z", "X"):
-            return
+    while time.monotonic() < deadline and process_state(pid) not in ("T", "t", "Z", "X", None):
         time.sleep(0.001)
+
+
+def process_state(pid: int) -> str | None:
+    """PID's state letter in /proc (R running, S sleeping, T stopped, Z zombie, ...); None
+    when it is gone or the system has no /proc."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
 
 
 def threads(checkpoints: Path) -> list[str]:
