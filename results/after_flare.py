@@ -94,12 +94,14 @@ def verdict(claim: Claim, d: dict[str, Any]) -> str:
     return "not shown (p >= 0.05)"
 
 
-def claims_table(rows: list[dict[str, Any]], table: Table) -> str:
+def claims_table(rows: list[dict[str, Any]], table: Table | None,
+                 claims: list[Claim] | None = None) -> str:
+    """CLAIMS (default: those TABLE judges, of the methods it lists) on ROWS, one line each."""
     lines = ["| published claim | here: F1 difference [95% interval] | p | n | LM calls per "
              "question (method / against) | verdict |", "|---|---|---|---|---|---|"]
-    for claim in JUDGED.get(table.name, CLAIMS):
+    for claim in claims or JUDGED.get(table.name if table else "", CLAIMS):
         method, against = claim.method, claim.against
-        if table.claims and not {method, against} <= {*table.claims, "none"}:
+        if table and table.claims and not {method, against} <= {*table.claims, "none"}:
             continue
         d = paired(rows, method, against)
         if d is None:

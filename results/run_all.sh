@@ -348,3 +348,16 @@ ACTIVERAG_BASE_URL=$URL15 python -m benchmarks.cost.flarechain_compare --store "
   --out runs/flarechain-15b
 ACTIVERAG_BASE_URL=$URL15 python -m benchmarks.cost.flarechain_compare --store "$STORE" --n 20 \
   --prompts none --out runs/flarechain-15b-none
+# REPLUG (table 4) with the 1.5B reader: the default model's settings (its 2Wiki table above), one
+# run folder a method, one method at a time on a server with a slot per document (10), so that
+# each document's prompt stays in its own slot's cache while the ensemble extends it; one
+# question at a time for the vote and the ensemble (10 requests each at once), 3 for the others.
+# Stopped in rounds like table 3's, so that the questions all five share grow together.
+activerag serve --engine llama.cpp --model qwen2.5-coder-1.5b --parallel 10
+R15=(--dataset 2wiki --prompts paper --no-exemplar-retrieval --store "$STORE" --n 100
+     --max-answer-tokens 128 --cache --base-url $URL15)
+for spec in replug:1 replug_vote:1 single_k10:3 single_k1:3 none:3; do
+  ACTIVERAG_LM_TIMEOUT=3600 activerag eval "${R15[@]}" --concurrency "${spec#*:}" \
+    --run "runs/2wiki-replug-15b-${spec%%:*}" --methods "${spec%%:*}"
+done
+python results/t4_15b.py   # results/2wiki-replug-n100-15b.*, on the questions all five finished
