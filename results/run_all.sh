@@ -361,3 +361,13 @@ for spec in replug:1 replug_vote:1 single_k10:3 single_k1:3 none:3; do
     --run "runs/2wiki-replug-15b-${spec%%:*}" --methods "${spec%%:*}"
 done
 python results/t4_15b.py   # results/2wiki-replug-n100-15b.*, on the questions all five finished
+# The FLARE family (table 6) with the 1.5B reader: the default model's family settings, one run
+# folder a method, one method at a time (5 slots), 3 questions at a time.
+activerag serve --stop --port 8785
+activerag serve --engine llama.cpp --model qwen2.5-coder-1.5b --parallel 5
+for m in flare none single previous_window previous_sentence next_sentence self_ask \
+         flare_instruct flare_explicit flare_combined; do
+  ACTIVERAG_LM_TIMEOUT=3600 activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache \
+    --concurrency 3 --run "runs/2wiki-family-15b-$m" --methods $m --base-url $URL15
+done
+python results/t6_15b.py   # results/2wiki-family-n100-15b.*, on the questions all ten finished

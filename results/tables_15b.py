@@ -279,6 +279,30 @@ def one_run_a_method(name: str, folder: str, methods: list[str], total: int, tit
     return rows
 
 
+def judged_beside(claims: list[Any], small_scores: str, methods: list[str], title: str
+                  ) -> Callable[[list[dict[str, Any]]], list[str]]:
+    """one_run_a_method's EXTRA: the published CLAIMS judged on the 1.5B's rows, then its F1 and
+    EM beside the default model's on the same questions (its committed per-question scores,
+    results/SMALL_SCORES), each with its p against the first method."""
+    from after_flare import MARGIN, claims_table
+
+    def extra(rows: list[dict[str, Any]]) -> list[str]:
+        done = {r["id"] for r in rows}
+        small = summarise_methods([r for r in small_rows(small_scores)
+                                   if r["id"] in done and r["method"] in methods], methods)
+        pairs = [(f"both: the 1.5B's {len(done)}", m, small, summarise_methods(rows, methods))
+                 for m in methods]
+        return (["#### The published claims (the 1.5B)", "", claims_table(rows, None, claims),
+                 f"'≈' needs the 95% interval of the paired F1 difference inside ±{MARGIN} "
+                 "(fixed before the runs).", ""]
+                + side_by_side(f"{title}, F1 (0.5B: its committed per-question scores, "
+                               f"{small_scores}, on the same questions; p against "
+                               f"{methods[0]})", pairs, "f1")
+                + side_by_side("... and EM", pairs, "em"))
+
+    return extra
+
+
 def small_rows(name: str = "2wiki-after-flare-n200-scores.json") -> list[dict[str, Any]]:
     """The default model's rows, from its committed per-question scores (file NAME)."""
     path = OUT / name
