@@ -76,9 +76,10 @@ def test_a_run_sharing_no_question_writes_nothing(t15: Any) -> None:
 
 
 def test_the_default_models_numbers_beside_are_on_the_same_questions(t15: Any) -> None:
-    small: dict[str, Any] = {"fields": ["em", "f1", "gold_title_recall", "lm_calls", "retrieval_steps"],
-             "methods": {m: {q: [0.0, f1, 0.5, 1, 1] for q in IDS}
-                         for m, f1 in (("none", 0.1), ("flare", 0.3))}}
+    small: dict[str, Any] = {
+        "fields": ["em", "f1", "gold_title_recall", "lm_calls", "retrieval_steps"],
+        "methods": {m: {q: [0.0, f1, 0.5, 1, 1] for q in IDS}
+                    for m, f1 in (("none", 0.1), ("flare", 0.3))}}
     small["methods"]["flare"]["q0"][1] = 1.0  # a question the 1.5B's table leaves out
     Path("results/small-scores.json").write_text(json.dumps(small))
     write_run("none", IDS[1:], 0.2)
