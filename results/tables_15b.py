@@ -290,8 +290,8 @@ def judged_beside(claims: list[Any], small_scores: str, methods: list[str], titl
         done = {r["id"] for r in rows}
         small = summarise_methods([r for r in small_rows(small_scores)
                                    if r["id"] in done and r["method"] in methods], methods)
-        pairs = [(f"both: the 1.5B's {len(done)}", m, small, summarise_methods(rows, methods))
-                 for m in methods]
+        large = summarise_methods(rows, methods)
+        pairs = [(f"both: the 1.5B's {len(done)}", m, small, large) for m in methods]
         return (["#### The published claims (the 1.5B)", "", claims_table(rows, None, claims),
                  f"'≈' needs the 95% interval of the paired F1 difference inside ±{MARGIN} "
                  "(fixed before the runs).", ""]
