@@ -360,7 +360,7 @@ for spec in replug:1 replug_vote:1 single_k10:3 single_k1:3 none:3; do
   ACTIVERAG_LM_TIMEOUT=3600 activerag eval "${R15[@]}" --concurrency "${spec#*:}" \
     --run "runs/2wiki-replug-15b-${spec%%:*}" --methods "${spec%%:*}"
 done
-python results/t4_15b.py   # results/2wiki-replug-n100-15b.*, on the questions all five finished
+python results/judged_15b.py replug  # results/2wiki-replug-n100-15b.*, on the questions all five finished
 # The FLARE family (table 6) with the 1.5B reader: the default model's family settings, one run
 # folder a method, one method at a time (5 slots), 3 questions at a time.
 activerag serve --stop --port 8785
@@ -370,7 +370,7 @@ for m in flare none single previous_window previous_sentence next_sentence self_
   ACTIVERAG_LM_TIMEOUT=3600 activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache \
     --concurrency 3 --run "runs/2wiki-family-15b-$m" --methods $m --base-url $URL15
 done
-python results/t6_15b.py   # results/2wiki-family-n100-15b.*, on the questions all ten finished
+python results/judged_15b.py family  # results/2wiki-family-n100-15b.*, on the questions all ten finished
 # FLARE's θ from 0 to 1 (Figure 5) on the same questions, after the family (θ = 0.8 is FLARE's
 # own run: its requests come from the cache), p against θ = 0.8.
 ACTIVERAG_LM_TIMEOUT=3600 activerag sweep theta --dataset 2wiki "${COMMON[@]}" --n 100 --cache \

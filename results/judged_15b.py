@@ -1,0 +1,68 @@
+"""Issue #37's tables 4 and 6 with the 1.5B reader on llama.cpp, one run folder a method, on the
+questions all of a table's runs finished; each published claim judged as on the default model's
+table, and the 0.5B's numbers beside the 1.5B's on the same questions.
+
+- replug (table 4): REPLUG on 2Wiki in its Table 3 shape (no retrieval, the top document, the
+  10 documents concatenated, the released code's answer vote, the token-level ensemble in agree
+  mode), the default model's settings (results/2wiki-replug-n100.md).
+- family (table 6): the FLARE family on 2Wiki, the default model's settings
+  (results/2wiki-family-n100.md); FLARE's own claims.
+
+Run from the repository root (results/run_all.sh has the runs' commands):
+
+    python results/judged_15b.py          # both tables whose runs exist
+    python results/judged_15b.py replug   # results/2wiki-replug-n100-15b.{md,json,png,-scores.json}
+    python results/judged_15b.py family   # results/2wiki-family-n100-15b.*
+"""
+
+import sys
+from typing import Any, NamedTuple
+
+from after_flare_tables import FAMILY_CLAIMS, REPLUG_CLAIMS
+from tables_15b import judged_beside, one_run_a_method
+
+
+class Judged(NamedTuple):
+    name: str
+    folder: str
+    """runs/FOLDER-<method>: one run folder a method."""
+    methods: list[str]
+    """The first is the one every p is against."""
+    title: str
+    plot_title: str
+    claims: list[Any]
+    small_scores: str
+    """The default model's committed per-question scores on these questions."""
+
+
+TABLES = {
+    "replug": Judged(
+        "2wiki-replug-n100-15b", "2wiki-replug-15b",
+        ["none", "single_k1", "single_k10", "replug_vote", "replug"],
+        "REPLUG on 2WikiMultihopQA (Table 3's shape), the 1.5B reader on llama.cpp: the paper's "
+        "exemplars without documents, BM25 k=10 over the 2Wiki corpus, answers capped at 128 "
+        "tokens; p: paired bootstrap against none",
+        "2WikiMultihopQA, REPLUG", REPLUG_CLAIMS, "2wiki-replug-n100-scores.json"),
+    "family": Judged(
+        "2wiki-family-n100-15b", "2wiki-family-15b",
+        ["flare", "none", "single", "previous_window", "previous_sentence", "next_sentence",
+         "self_ask", "flare_instruct", "flare_explicit", "flare_combined"],
+        "The FLARE family on 2WikiMultihopQA, the 1.5B reader on llama.cpp: paper exemplars with "
+        "their retrieved documents, BM25 k=2, θ=0.8, β=0.4, answers capped at 128 tokens; p: "
+        "paired bootstrap against flare",
+        "2WikiMultihopQA, the FLARE family", FAMILY_CLAIMS, "2wiki-family-n100-scores.json"),
+}
+
+
+def judged(table: Judged) -> None:
+    one_run_a_method(table.name, table.folder, table.methods, 100, table.title,
+                     table.plot_title, judged_beside(table.claims, table.small_scores,
+                                                     table.methods, table.plot_title))
+
+
+if __name__ == "__main__":
+    unknown = [a for a in sys.argv[1:] if a not in TABLES]
+    if unknown:
+        raise SystemExit(f"no table {', '.join(unknown)}; the tables: {', '.join(TABLES)}")
+    for key in sys.argv[1:] or list(TABLES):
+        judged(TABLES[key])
