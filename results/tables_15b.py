@@ -294,7 +294,10 @@ def judged_beside(claims: list[Any], small_scores: str, methods: list[str], titl
         pairs = [(f"both: the 1.5B's {len(done)}", m, small, large) for m in methods]
         return (["#### The published claims (the 1.5B)", "", claims_table(rows, None, claims),
                  f"'≈' needs the 95% interval of the paired F1 difference inside ±{MARGIN} "
-                 "(fixed before the runs).", ""]
+                 "(fixed before the runs). Seconds per question do not compare the rows: the "
+                 "runs share an LM cache, so a request one method made first is a cache hit "
+                 "for the next (single_k1's answer is replug_vote's first document's); LM "
+                 "calls and tokens count every request, cached or not.", ""]
                 + side_by_side(f"{title}, F1 (0.5B: its committed per-question scores, "
                                f"{small_scores}, on the same questions; p against "
                                f"{methods[0]})", pairs, "f1")
