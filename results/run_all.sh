@@ -353,6 +353,7 @@ ACTIVERAG_BASE_URL=$URL15 python -m benchmarks.cost.flarechain_compare --store "
 # each document's prompt stays in its own slot's cache while the ensemble extends it; one
 # question at a time for the vote and the ensemble (10 requests each at once), 3 for the others.
 # Stopped in rounds like table 3's, so that the questions all five share grow together.
+activerag serve --stop --port 8785
 activerag serve --engine llama.cpp --model qwen2.5-coder-1.5b --parallel 10
 R15=(--dataset 2wiki --prompts paper --no-exemplar-retrieval --store "$STORE" --n 100
      --max-answer-tokens 128 --cache --base-url $URL15)
