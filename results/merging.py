@@ -21,9 +21,9 @@ def merged_table(out: str, title: str, parts: dict[str, list[str] | dict[str, st
     if not all((RUNS / name / "examples.jsonl").exists() for name in parts):
         print(f"skipped {out}: a run is missing")
         return None
-    rows = [{**r, "method": keep[r["method"]]} if isinstance(keep, dict) else r
-            for name, keep in parts.items() for r in Run(RUNS / name).rows()
-            if keep is None or r["method"] in keep]
+    rows = in_question_order([{**r, "method": keep[r["method"]]} if isinstance(keep, dict) else r
+                              for name, keep in parts.items() for r in Run(RUNS / name).rows()
+                              if keep is None or r["method"] in keep], list(parts))
     if only_done:
         ids = {r["id"] for r in rows if r["method"] == only_done}
         rows = [r for r in rows if r["id"] in ids]
@@ -39,6 +39,16 @@ def merged_table(out: str, title: str, parts: dict[str, list[str] | dict[str, st
     (OUT / f"{out}.json").write_text(json.dumps(summary, indent=1))
     print((OUT / f"{out}.md").read_text())
     return summary
+
+
+def in_question_order(rows: list[dict[str, Any]], runs: list[str]) -> list[dict[str, Any]]:
+    """ROWS in the question order of the first of RUNS (its config's ids; a question it lacks
+    after, by id), so that the bootstrap's intervals do not depend on the order in which
+    concurrent questions finished."""
+    config = RUNS / runs[0] / "config.json"
+    ids = json.loads(config.read_text()).get("ids", []) if config.exists() else []
+    rank = {qid: i for i, qid in enumerate(ids)}
+    return sorted(rows, key=lambda r: (rank.get(r["id"], len(rank)), r["id"]))
 
 
 def save_recall_plot(fig: Any, ax: Any, ks: list[int], title: str, path: Path) -> None:

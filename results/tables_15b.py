@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from merging import OUT, RUNS, merged_table
+from merging import OUT, RUNS, in_question_order, merged_table
 
 from activerag.evaluation.summaries import summarise_methods
 
@@ -257,7 +257,7 @@ def one_run_a_method(name: str, folder: str, methods: list[str], total: int, tit
     if missing:
         print(f"skipped {name}: no rows yet in runs/{', runs/'.join(missing)}")
         return None
-    rows = [r for run in parts for r in Run(RUNS / run).rows()]
+    rows = in_question_order([r for run in parts for r in Run(RUNS / run).rows()], list(parts))
     done = set.intersection(*({r["id"] for r in rows if r["method"] == m} for m in methods))
     if not done:
         print(f"skipped {name}: no question is finished by every run yet")

@@ -21,14 +21,17 @@ def t15(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     return importlib.import_module("tables_15b")
 
 
-def write_run(method: str, ids: list[str], f1: float) -> None:
+def write_run(method: str, ids: list[str], f1: float, reverse: bool = False,
+              spread: bool = False) -> None:
     folder = Path(f"runs/t-{method}")
-    folder.mkdir(parents=True)
-    (folder / "config.json").write_text(json.dumps({"ids": IDS}))
-    rows = [{"method": method, "id": q, "em": 0.0, "f1": f1 if i % 2 else f1 / 2,
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps({"ids": IDS if len(ids) <= len(IDS) else ids}))
+    rows = [{"method": method, "id": q, "em": 0.0,
+             "f1": f1 * ((i * 7 % 11) + i / 3) / 12 if spread else f1 if i % 2 else f1 / 2,
              "gold_title_recall": 0.5, "sentences": 2, "retrieved_sentences": 1, "lm_calls": 1,
              "retrieval_steps": 1, "prompt_tokens": 10, "generated_tokens": 5,
              "answer_tokens": 4, "seconds": 0.5} for i, q in enumerate(ids)]
+    rows = rows[::-1] if reverse else rows
     (folder / "examples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
@@ -96,3 +99,18 @@ def t15_claim(method: str, against: str) -> Any:
     from after_flare_rows import Claim
 
     return Claim(f"{method} beats {against}", method, against)
+
+
+
+def test_the_intervals_do_not_depend_on_the_order_questions_finished(t15: Any) -> None:
+    import shutil
+
+    tables = []
+    for reverse in (False, True):
+        shutil.rmtree("runs", ignore_errors=True)
+        twelve = [f"q{i}" for i in range(12)]  # (with 8 values both orders' bounds coincide)
+        write_run("none", twelve, 0.2, reverse=reverse, spread=True)
+        write_run("flare", twelve, 0.6, reverse=not reverse, spread=True)
+        t15.one_run_a_method("t-n12", "t", ["none", "flare"], 12, "title", "plot", lines_of)
+        tables.append(Path("results/t-n12.md").read_text())
+    assert tables[0] == tables[1]
