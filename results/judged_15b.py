@@ -19,7 +19,7 @@ import sys
 from typing import Any, NamedTuple
 
 from after_flare_tables import FAMILY_CLAIMS, REPLUG_CLAIMS
-from tables_15b import judged_beside, one_run_a_method
+from per_method_15b import judged_beside, one_run_a_method
 
 
 class Judged(NamedTuple):

@@ -10,9 +10,8 @@ Run from the repository root:
     python results/t3_15b.py   # results/hotpotqa-t3-n100-15b.{md,json,png}, -scores.json
 """
 
-from functools import partial
-
-from tables_15b import differences, one_run_a_method
+from per_method_15b import one_run_a_method
+from tables_15b import differences
 
 NAME = "hotpotqa-t3-n100-15b"
 METHODS = ["none", "single", "flare", "flare_etc", "dragin_lite", "flare_seakr"]
@@ -21,4 +20,4 @@ if __name__ == "__main__":
     one_run_a_method(NAME, "hotpotqa-t3-15b", METHODS, 100,
                      "HotpotQA: ETC, DRAGIN-lite and SeaKR-lite beside none, single and FLARE, "
                      "the 1.5B reader on llama.cpp; p: paired bootstrap against none",
-                     "HotpotQA", partial(differences, methods=METHODS))
+                     "HotpotQA", lambda rows, _summary: differences(rows, METHODS))

@@ -1,6 +1,7 @@
-"""results/tables_15b.py's one_run_a_method (tables 3, 4 and 6 at 1.5B: one run folder a method):
-the table is on the questions every run finished, marked partial below its total, a missing run
-writes nothing, and the default model's numbers beside it are on the same questions."""
+"""results/per_method_15b.py (tables 3, 4 and 6 at 1.5B: one run folder a method): the table is on
+the questions every run finished, marked partial below its total, whatever order they finished
+in; a missing run writes nothing; the default model's numbers beside it are on the same
+questions."""
 
 import importlib
 import json
@@ -18,7 +19,7 @@ def t15(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(RESULTS))
     (tmp_path / "results").mkdir()
-    return importlib.import_module("tables_15b")
+    return importlib.import_module("per_method_15b")
 
 
 def write_run(method: str, ids: list[str], f1: float, reverse: bool = False,
@@ -35,7 +36,7 @@ def write_run(method: str, ids: list[str], f1: float, reverse: bool = False,
     (folder / "examples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-def lines_of(rows: list[dict[str, Any]]) -> list[str]:
+def lines_of(rows: list[dict[str, Any]], summary: dict[str, Any]) -> list[str]:
     return [f"extra on {len({r['id'] for r in rows})} questions"]
 
 
