@@ -355,6 +355,8 @@ ACTIVERAG_BASE_URL=$URL15 python -m benchmarks.cost.flarechain_compare --store "
 # Stopped in rounds like table 3's, so that the questions all five share grow together.
 activerag serve --stop --port 8785
 activerag serve --engine llama.cpp --model qwen2.5-coder-1.5b --parallel 10
+# Rows finished on earlier machines (results/runs-15b/README.md): each loop below skips them.
+mkdir -p runs && cp -rn results/runs-15b/2wiki-* runs/ 2>/dev/null || true
 R15=(--dataset 2wiki --prompts paper --no-exemplar-retrieval --store "$STORE" --n 100
      --max-answer-tokens 128 --cache --base-url $URL15)
 for spec in replug:1 replug_vote:1 single_k10:3 single_k1:3 none:3; do
