@@ -6,6 +6,7 @@ import socket
 import threading
 import weakref
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -204,3 +205,17 @@ def _lm_cache_left_off() -> Iterator[None]:
         cache.restore((None, None))
         pytest.fail(f"this test left the LM cache on ({left}); turn it off before it ends "
                     "(cache.restore((None, None)), or monkeypatch the module's state)")
+
+
+@pytest.fixture
+def closed_figures(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """The figures the code under test closes, kept open for the test to read; closed for real
+    afterwards, so that pyplot does not pile up figures across the suite."""
+    import matplotlib.pyplot as plt
+
+    close = plt.close
+    figures: list[Any] = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    yield figures
+    for fig in figures:
+        close(fig)

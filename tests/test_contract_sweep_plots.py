@@ -34,11 +34,7 @@ def rows(name: str) -> list[tuple[str, float, dict[str, Any]]]:
     return [(label, x, summary(i)) for i, (label, x, *_) in enumerate(SWEEPS[name])]
 
 
-def drawn(monkeypatch, tmp_path, name: str) -> Any:
-    import matplotlib.pyplot as plt
-
-    figures: list[Any] = []
-    monkeypatch.setattr(plt, "close", figures.append)
+def drawn(figures: list[Any], tmp_path, name: str) -> Any:
     plot(name, rows(name), tmp_path / f"{name}.png", RESULT)
     (fig,) = figures  # one picture, closed once
     return fig
@@ -57,8 +53,8 @@ def error_bars(fig: Any) -> list[ErrorbarContainer]:
 
 
 @pytest.mark.parametrize("name", list(SWEEPS))
-def test_each_plot_s_error_bars_span_the_intervals_with_caps(monkeypatch, tmp_path, name):
-    fig = drawn(monkeypatch, tmp_path, name)
+def test_each_plot_s_error_bars_span_the_intervals_with_caps(closed_figures, tmp_path, name):
+    fig = drawn(closed_figures, tmp_path, name)
     bars = error_bars(fig)
     assert bars
     lows = {round(v, 6) for _, _, s in rows(name) for m in ("em", "f1")
@@ -71,9 +67,9 @@ def test_each_plot_s_error_bars_span_the_intervals_with_caps(monkeypatch, tmp_pa
 
 
 @pytest.mark.parametrize("name", [n for n in SWEEPS if n not in (*COSTS, "theta", "beta")])
-def test_a_variant_s_em_and_f1_bars_sit_side_by_side_about_its_tick(monkeypatch, tmp_path,
+def test_a_variant_s_em_and_f1_bars_sit_side_by_side_about_its_tick(closed_figures, tmp_path,
                                                                      name):
-    ax = drawn(monkeypatch, tmp_path, name).axes[0]
+    ax = drawn(closed_figures, tmp_path, name).axes[0]
     em, f1 = (c for c in ax.containers if isinstance(c, BarContainer))
     ticks = list(ax.get_xticks())
     assert [t.get_text() for t in ax.get_xticklabels()] == [r[0] for r in rows(name)]
@@ -86,9 +82,9 @@ def test_a_variant_s_em_and_f1_bars_sit_side_by_side_about_its_tick(monkeypatch,
         assert (a.get_height(), b.get_height()) == pytest.approx((s["em"] * 100, s["f1"] * 100))
 
 
-def test_the_beta_modes_are_shifted_apart_but_each_point_stays_at_its_beta(monkeypatch,
+def test_the_beta_modes_are_shifted_apart_but_each_point_stays_at_its_beta(closed_figures,
                                                                            tmp_path):
-    ax = drawn(monkeypatch, tmp_path, "beta").axes[0]
+    ax = drawn(closed_figures, tmp_path, "beta").axes[0]
     betas = {x for _, x, _ in rows("beta")}
     shifts = []
     for eb in error_bars(ax.figure):
@@ -101,9 +97,9 @@ def test_the_beta_modes_are_shifted_apart_but_each_point_stays_at_its_beta(monke
 
 
 @pytest.mark.parametrize("name", list(COSTS))
-def test_each_cost_plot_is_titled_by_what_it_compares(monkeypatch, tmp_path, name):
+def test_each_cost_plot_is_titled_by_what_it_compares(closed_figures, tmp_path, name):
     assert set(TITLES) == set(COSTS)
-    title = drawn(monkeypatch, tmp_path, name)._suptitle.get_text()
+    title = drawn(closed_figures, tmp_path, name)._suptitle.get_text()
     assert title.startswith(TITLES[name]) and title.endswith("t (n=4)")
     assert not any(other in title for key, other in TITLES.items() if key != name)
 

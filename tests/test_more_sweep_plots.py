@@ -11,11 +11,8 @@ def summary(em: float, f1: float, rate: float) -> dict:
             "retrieval_rate": rate, "n": 2}
 
 
-def test_the_theta_plot_s_error_bars_span_each_point_s_interval(monkeypatch, tmp_path):
-    import matplotlib.pyplot as plt
-
-    figures = []
-    monkeypatch.setattr(plt, "close", figures.append)
+def test_the_theta_plot_s_error_bars_span_each_point_s_interval(closed_figures, tmp_path):
+    figures = closed_figures
     rows = [("theta=0.4", 0.4, summary(0.20, 0.30, 0.50)),
             ("theta=0.8", 0.8, summary(0.40, 0.50, 0.90))]
     plot("theta", rows, tmp_path / "p.png", RESULT)

@@ -81,24 +81,20 @@ def test_a_beta_sweep_of_masking_options_alone_plots_without_the_per_token_curve
     assert (tmp_path / "b.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def drawn(monkeypatch, name, rows, tmp_path):
-    """The figure `plot` draws, kept from being closed."""
-    import matplotlib.pyplot as plt
-
-    figures = []
-    monkeypatch.setattr(plt, "close", figures.append)
+def drawn(figures, name, rows, tmp_path):
+    """The figure `plot` draws, kept from being closed (`closed_figures`)."""
     plot(name, rows, tmp_path / "p.png", RESULT)
     return figures[0]
 
 
-def test_the_theta_plot_is_em_against_retrieval_rate_with_shared_labels(monkeypatch, tmp_path):
+def test_the_theta_plot_is_em_against_retrieval_rate_with_shared_labels(closed_figures, tmp_path):
     """Figure 5: x is the share of sentences that retrieved, y EM and F1 in percent; points
     within 5 points of retrieval at the same EM share one θ label, in the sweep's order."""
     rows = [("theta=0.9", 0.9, {**summary(0.35, 0.855, 6.0), "em": 0.30}),
             ("theta=0.4", 0.4, {**summary(0.25, 0.50, 4.0), "em": 0.20}),
             ("theta=0.3", 0.3, {**summary(0.25, 0.50, 4.0), "em": 0.20}),
             ("theta=0.2", 0.2, {**summary(0.25, 0.53, 4.0), "em": 0.20})]
-    ax = drawn(monkeypatch, "theta", rows, tmp_path).axes[0]
+    ax = drawn(closed_figures, "theta", rows, tmp_path).axes[0]
     em, f1 = (bars.lines[0] for bars in ax.containers)
     assert list(em.get_xdata()) == [85.5, 50.0, 50.0, 53.0] == list(f1.get_xdata())
     assert list(em.get_ydata()) == [30.0, 20.0, 20.0, 20.0]
@@ -111,10 +107,10 @@ def test_the_theta_plot_is_em_against_retrieval_rate_with_shared_labels(monkeypa
         "EM (95% interval)", "F1 (95% interval)"]
 
 
-def test_a_cost_plot_puts_a_label_near_the_last_below_its_point(monkeypatch, tmp_path):
+def test_a_cost_plot_puts_a_label_near_the_last_below_its_point(closed_figures, tmp_path):
     rows = [("never", 0, summary(0.10, 0.0, 2.0)),
             ("min_prob θ=0.4", 0.4, summary(0.20, 0.50, 4.0)),
             ("min_prob θ=0.5", 0.5, summary(0.25, 0.52, 4.1))]
-    ax = drawn(monkeypatch, "trigger", rows, tmp_path).axes[0]
+    ax = drawn(closed_figures, "trigger", rows, tmp_path).axes[0]
     offsets = {t.get_text(): (t.xyann, t.get_fontsize()) for t in ax.texts}
     assert offsets == {"θ=0.4": ((4, 4), 7.0), "θ=0.5": ((4, -11), 7.0)}
