@@ -287,6 +287,9 @@ if __name__ == "__main__":
         raise SystemExit(0)
     lines = ["# The default model beside the 1.5B reader (issue #37)", "",
              "p: paired bootstrap against the first method of the same model's run.", "",
+             "Tables 4 and 6 (REPLUG and the FLARE family on 2Wiki, one run folder a method) "
+             "carry their side-by-side sections in their own files: 2wiki-replug-n100-15b.md "
+             "and 2wiki-family-n100-15b.md (results/judged_15b.py).", "",
              *demo(), *main_table(), *hotpot_table(), *fb_rag_tables()]
     Path(OUT / "models-side-by-side.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
