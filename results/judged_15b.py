@@ -33,6 +33,8 @@ class Judged(NamedTuple):
     claims: list[Any]
     small_scores: str
     """The default model's committed per-question scores on these questions."""
+    shared: str = ""
+    """An example of a request two of the methods share (the note on seconds), or ""."""
 
 
 TABLES = {
@@ -42,7 +44,8 @@ TABLES = {
         "REPLUG on 2WikiMultihopQA (Table 3's shape), the 1.5B reader on llama.cpp: the paper's "
         "exemplars without documents, BM25 k=10 over the 2Wiki corpus, answers capped at 128 "
         "tokens; p: paired bootstrap against none",
-        "2WikiMultihopQA, REPLUG", REPLUG_CLAIMS, "2wiki-replug-n100-scores.json"),
+        "2WikiMultihopQA, REPLUG", REPLUG_CLAIMS, "2wiki-replug-n100-scores.json",
+        "single_k1's answer is replug_vote's first document's"),
     "family": Judged(
         "2wiki-family-n100-15b", "2wiki-family-15b",
         ["flare", "none", "single", "previous_window", "previous_sentence", "next_sentence",
@@ -57,7 +60,8 @@ TABLES = {
 def judged(table: Judged) -> None:
     one_run_a_method(table.name, table.folder, table.methods, 100, table.title,
                      table.plot_title, judged_beside(table.claims, table.small_scores,
-                                                     table.methods, table.plot_title))
+                                                     table.methods, table.plot_title,
+                                                     table.shared))
 
 
 if __name__ == "__main__":

@@ -54,11 +54,12 @@ def one_run_a_method(name: str, folder: str, methods: list[str], total: int, tit
     return rows
 
 
-def judged_beside(claims: list[Any], small_scores: str, methods: list[str], title: str
-                  ) -> Extra:
+def judged_beside(claims: list[Any], small_scores: str, methods: list[str], title: str,
+                  shared: str = "") -> Extra:
     """one_run_a_method's EXTRA: the published CLAIMS judged on the 1.5B's rows, then its F1 and
     EM beside the default model's on the same questions (its committed per-question scores,
-    results/SMALL_SCORES), each with its p against the first method."""
+    results/SMALL_SCORES), each with its p against the first method. SHARED: an example of a
+    request two of the table's methods share, for the note on seconds ("" for none)."""
     from after_flare import MARGIN, claims_table
 
     def extra(rows: list[dict[str, Any]], large: dict[str, Any]) -> list[str]:
@@ -70,8 +71,8 @@ def judged_beside(claims: list[Any], small_scores: str, methods: list[str], titl
                  f"'≈' needs the 95% interval of the paired F1 difference inside ±{MARGIN} "
                  "(fixed before the runs). Seconds per question do not compare the rows: the "
                  "runs share an LM cache, so a request one method made first is a cache hit "
-                 "for the next (single_k1's answer is replug_vote's first document's); LM "
-                 "calls and tokens count every request, cached or not.", ""]
+                 f"for the next{f' ({shared})' if shared else ''}; LM calls and tokens count "
+                 "every request, cached or not.", ""]
                 + side_by_side(f"{title}, F1 (0.5B: its committed per-question scores, "
                                f"{small_scores}, on the same questions; p against "
                                f"{methods[0]})", pairs, "f1")

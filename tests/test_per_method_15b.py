@@ -94,6 +94,20 @@ def test_the_default_models_numbers_beside_are_on_the_same_questions(t15: Any) -
     text = Path("results/t-n8.md").read_text()
     assert "| flare beats none | flare - none: +0.286" in text
     assert "| both: the 1.5B's 7 | flare | 0.300 [0.300, 0.300] |" in text  # q0's 1.0 left out
+    assert "a cache hit for the next; LM calls" in text  # no shared request named
+
+
+def test_the_note_on_seconds_names_the_request_two_methods_share(t15: Any) -> None:
+    write_run("none", IDS, 0.2)
+    write_run("flare", IDS, 0.6)
+    Path("results/small-scores.json").write_text(json.dumps(
+        {"fields": ["em", "f1"], "methods": {m: {q: [0.0, 0.1] for q in IDS}
+                                             for m in ("none", "flare")}}))
+    extra = t15.judged_beside([t15_claim("flare", "none")], "small-scores.json",
+                              ["none", "flare"], "T", "flare's first draft is none's answer")
+    t15.one_run_a_method("t-n8", "t", ["none", "flare"], 8, "title", "plot", extra)
+    assert ("a cache hit for the next (flare's first draft is none's answer); LM calls"
+            in Path("results/t-n8.md").read_text())
 
 
 def t15_claim(method: str, against: str) -> Any:
