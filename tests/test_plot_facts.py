@@ -78,9 +78,9 @@ def figure_facts(fig: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("name", list(SWEEPS))
-def test_each_sweep_s_picture_is_the_pinned_one(monkeypatch, tmp_path, name):
+def test_each_sweep_s_picture_is_the_pinned_one(closed_figures, tmp_path, name):
     # the facts go through JSON both ways, as the golden file does (tuples become lists)
-    facts = json.loads(json.dumps(figure_facts(drawn(monkeypatch, tmp_path, name))))
+    facts = json.loads(json.dumps(figure_facts(drawn(closed_figures, tmp_path, name))))
     pinned = golden_files.pinned(GOLDEN, facts, key=name)
     assert pinned is not None, f"{name}: no pinned picture; rewrite {GOLDEN} (module doc)"
     for key in sorted(set(pinned) | set(facts)):
