@@ -85,6 +85,22 @@ async def test_an_unfinished_thread_refuses_another_question(tmp_path):
         assert out["question"] == "Who?"
 
 
+async def test_a_run_stopped_before_its_first_step_starts_again(tmp_path):
+    # Stopped between storing its input and its first step (an evaluation stopped by SIGTERM
+    # did this): the thread holds only the input checkpoint, whose values carry no question
+    # yet. It is the same question's run, not another's, and it starts again.
+    lm = ScriptedLM(script())
+    async with durable.checkpoints(tmp_path / "c.sqlite") as saver:
+        held = graph(lm).copy(update={"checkpointer": saver})
+        config = {"configurable": {"thread_id": "t"}}
+        await held.aupdate_state(config, {"question": QUESTION}, as_node="__input__")
+        state = await held.aget_state(config)
+        assert state.next and "question" not in state.values
+        out = await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "t")
+    assert out["question"] == QUESTION and out["answer"].endswith("So the answer is Kelmor.")
+    assert len(lm.prompts) == 3
+
+
 async def test_an_evaluation_killed_mid_question_goes_on_from_its_last_step(tmp_path):
     from activerag.evaluation.datasets import Example
     from activerag.evaluation.evaluate import CHECKPOINTS, Run, evaluate

@@ -153,6 +153,8 @@ async def stream(graph: Any, given: dict[str, Any], context: Any, saver: Any, th
     config = _config(thread)
     state = await g.aget_state(config)
     values = state.values or {}
+    if "question" not in values:
+        values = {}  # stopped before its first step (only its input stored): a new run
     await _check_run(saver, thread, method, context, bool(values), local)
     start: dict[str, Any] | None = given
     if values and _same_question(values.get("question"), given.get("question")):
