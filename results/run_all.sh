@@ -375,11 +375,10 @@ for m in flare none single previous_window previous_sentence next_sentence self_
 done
 python results/judged_15b.py family  # results/2wiki-family-n100-15b.*, on the questions all ten finished
 # FLARE's θ from 0 to 1 (Figure 5) on the same questions, after the family (θ = 0.8 is FLARE's
-# own run: its requests come from the cache), p against θ = 0.8.
+# own run: its requests come from the cache), p against θ = 0.8 and against the family's none.
 # Its rows are kept like the runs' (results/runs-15b/sweeps-15b-theta); the sweep resumes them.
 mkdir -p runs/sweeps-15b && cp -rn results/runs-15b/sweeps-15b-theta/. runs/sweeps-15b/theta 2>/dev/null || true
 ACTIVERAG_LM_TIMEOUT=3600 activerag sweep theta --dataset 2wiki "${COMMON[@]}" --n 100 --cache \
   --concurrency 3 --out runs/sweeps-15b --base-url $URL15 \
   --variants "theta=0.8,theta=0.0,theta=0.2,theta=0.4,theta=0.6,theta=1.0"
-cp runs/sweeps-15b/theta/theta.md results/2wiki-theta-n100-15b.md
-cp runs/sweeps-15b/theta/theta.png results/2wiki-theta-n100-15b.png
+python results/figure5.py 15b  # results/2wiki-theta-n100-15b.{md,json,png}, the θ that finished
