@@ -68,6 +68,10 @@ def large_rows() -> tuple[list[dict[str, Any]], list[str], dict[str, int]]:
     them; those θ's labels, ascending; the rows so far of each θ still under way."""
     from activerag.evaluation.evaluate import Run
 
+    for folder, what in ((SWEEP_15B, "the sweep"), (NONE_15B, "table 6's none")):
+        if not (RUNS / folder / "examples.jsonl").exists():
+            raise SystemExit(f"no rows in runs/{folder}: run {what} first, or copy its kept rows "
+                             "back (results/runs-15b/README.md)")
     sweep = Run(RUNS / SWEEP_15B)
     ids = set(json.loads((RUNS / SWEEP_15B / "config.json").read_text())["ids"])
     rows = [r for r in sweep.rows() + Run(RUNS / NONE_15B).rows() if r["id"] in ids]

@@ -1,7 +1,7 @@
 """results/figure5.py 15b (Figure 5 with the 1.5B reader): only the θ that finished every
 question of the sweep are in the table, the others are named as under way; p is against
-θ = 0.8 and against table 6's no-retrieval run; a sweep without θ = 0.8 or a none run short of
-the sweep's questions writes nothing and says what to run."""
+θ = 0.8 and against table 6's no-retrieval run; a missing run, a sweep without θ = 0.8 or a
+none run short of the sweep's questions writes nothing and says what to run."""
 
 import importlib
 import json
@@ -67,6 +67,11 @@ def test_only_finished_thetas_are_tabled_with_p_against_08_and_none(fig5: Any) -
 
 
 def test_a_sweep_without_theta_08_or_a_short_none_run_writes_nothing(fig5: Any) -> None:
+    with pytest.raises(SystemExit, match=r"no rows in runs/sweeps-15b/theta: run the sweep"):
+        fig5.large_model()
+    sweep({0.8: 6})
+    with pytest.raises(SystemExit, match=r"no rows in runs/2wiki-family-15b-none: run table 6"):
+        fig5.large_model()
     sweep({0.8: 3, 0.0: 6})
     write("2wiki-family-15b-none", [row("none", q, 0.0, 0.0) for q in IDS])
     with pytest.raises(SystemExit, match="θ = 0.8 has not finished"):
