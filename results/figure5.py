@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from after_flare_rows import Claim
-from merging import RUNS
+from merging import RUNS, in_question_order
 
 from activerag.evaluation.summaries import summarise_methods
 from activerag.evaluation.sweeps import plot, table
@@ -74,7 +74,8 @@ def large_rows() -> tuple[list[dict[str, Any]], list[str], dict[str, int]]:
                              "back (results/runs-15b/README.md)")
     sweep = Run(RUNS / SWEEP_15B)
     ids = set(json.loads((RUNS / SWEEP_15B / "config.json").read_text())["ids"])
-    rows = [r for r in sweep.rows() + Run(RUNS / NONE_15B).rows() if r["id"] in ids]
+    rows = in_question_order([r for r in sweep.rows() + Run(RUNS / NONE_15B).rows()
+                              if r["id"] in ids], [SWEEP_15B])
     count = {f"theta={t}": len({r["id"] for r in rows if r["method"] == f"theta={t}"})
              for t in THETAS}
     done = [label for label, n in count.items() if n == len(ids)]
@@ -119,7 +120,8 @@ def large_model() -> None:
         + " still under way; the same command resumes the sweep.**\n\n")
     small = small_summary(done, ids)
     pairs = [("both", m, small, large) for m in ("theta=0.8", *others, "none")]
-    text = (pending + table("theta", swept, result) + "\n"
+    first = [row for row in swept if row[0] == "theta=0.8"]  # p's column names the first row
+    text = (pending + table("theta", first + [r for r in swept if r not in first], result) + "\n"
             + "| θ | p against θ = 0.8 (em / f1) | p against none (em / f1) |\n|---|---|---|\n"
             + "".join(f"| {m} | {p(large[m])} | {p(versus_none[m])} |\n" for m in done)
             + "\n#### Figure 5's claims (the 1.5B)\n\n" + claims_table(rows, None, CLAIMS)
@@ -131,7 +133,8 @@ def large_model() -> None:
                                      "against θ = 0.8)", pairs, "f1")))
     (OUT / "2wiki-theta-n100-15b.md").write_text(text)
     (OUT / "2wiki-theta-n100-15b.json").write_text(json.dumps(large, indent=1))
-    plot("theta", swept, OUT / "2wiki-theta-n100-15b.png", result)
+    plot("theta", swept, OUT / "2wiki-theta-n100-15b.png",  # its title names the reader
+         {**result, "dataset": "2wiki, Qwen2.5-Coder-1.5B on llama.cpp"})
     print(text)
 
 

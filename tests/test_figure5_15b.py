@@ -53,6 +53,7 @@ def test_only_finished_thetas_are_tabled_with_p_against_08_and_none(fig5: Any) -
     assert text.startswith("**Partial: θ = 0.4 (2 of 6 questions) still under way")
     table = text.split("#### Figure 5")[0]
     assert "| theta=0.0 |" in table and "| theta=0.8 |" in table and "theta=0.4 |" not in table
+    assert "p vs theta=0.8 (em / f1) |" in table and "p vs theta=0.0" not in table
     summary = json.loads(Path("results/2wiki-theta-n100-15b.json").read_text())
     assert summary["theta=0.8"]["f1"] == pytest.approx((3 * 1.0 + 3 * 0.8) / 6)
     assert "vs_first" not in summary["theta=0.8"] and "f1_p" in summary["theta=0.0"]["vs_first"]
@@ -81,3 +82,15 @@ def test_a_sweep_without_theta_08_or_a_short_none_run_writes_nothing(fig5: Any) 
     with pytest.raises(SystemExit, match="lacks 2 of the sweep's questions"):
         fig5.large_model()
     assert not Path("results/2wiki-theta-n100-15b.md").exists()
+
+
+def test_the_intervals_do_not_depend_on_the_order_the_rows_finished_in(fig5: Any) -> None:
+    write("2wiki-family-15b-none", [row("none", q, 0.1 * (i % 3), 0.0)
+                                    for i, q in enumerate(IDS)])
+    summaries = []
+    for finished in (IDS, IDS[::-1]):
+        write("sweeps-15b/theta", [row(f"theta={t}", q, 0.1 * (IDS.index(q) % 4) + t / 4, t)
+                                   for t in (0.8, 0.0) for q in finished])
+        fig5.large_model()
+        summaries.append(json.loads(Path("results/2wiki-theta-n100-15b.json").read_text()))
+    assert summaries[0] == summaries[1]
