@@ -16,18 +16,20 @@ Extra = Callable[[list[dict[str, Any]], dict[str, Any]], list[str]]
 
 
 def one_run_a_method(name: str, folder: str, methods: list[str], total: int, title: str,
-                     plot_title: str, extra: Extra) -> list[dict[str, Any]] | None:
+                     plot_title: str, extra: Extra, elsewhere: dict[str, str] | None = None
+                     ) -> list[dict[str, Any]] | None:
     """results/NAME.{md,json,png} and -scores.json from one run folder a method
-    (runs/FOLDER-<method>), on the questions every one of them finished (marked partial below
-    TOTAL questions), p against the first method, with EXTRA's lines (given those questions'
-    rows and the table's summary) after the table; the rows, or None when a run is missing or
-    no question is shared."""
+    (runs/FOLDER-<method>, or runs/ELSEWHERE[method] for a method another table ran), on the
+    questions every one of them finished (marked partial below TOTAL questions), p against the
+    first method, with EXTRA's lines (given those questions' rows and the table's summary)
+    after the table; the rows, or None when a run is missing or no question is shared."""
     from after_flare import plot
     from after_flare_rows import scores
 
     from activerag.evaluation.evaluate import Run
 
-    parts: dict[str, list[str] | dict[str, str] | None] = {f"{folder}-{m}": [m] for m in methods}
+    parts: dict[str, list[str] | dict[str, str] | None] = {
+        (elsewhere or {}).get(m, f"{folder}-{m}"): [m] for m in methods}
     missing = [run for run in parts if not (RUNS / run / "examples.jsonl").exists()]
     if missing:
         print(f"skipped {name}: no rows yet in runs/{', runs/'.join(missing)}")
@@ -55,11 +57,12 @@ def one_run_a_method(name: str, folder: str, methods: list[str], total: int, tit
 
 
 def judged_beside(claims: list[Any], small_scores: str, methods: list[str], title: str,
-                  shared: str = "") -> Extra:
+                  shared: str = "", note: str = "") -> Extra:
     """one_run_a_method's EXTRA: the published CLAIMS judged on the 1.5B's rows, then its F1 and
     EM beside the default model's on the same questions (its committed per-question scores,
     results/SMALL_SCORES), each with its p against the first method. SHARED: an example of a
-    request two of the table's methods share, for the note on seconds ("" for none)."""
+    request two of the table's methods share, for the note on seconds ("" for none). NOTE: what
+    to know of the default model's numbers, after them ("" for nothing)."""
     from after_flare import MARGIN, claims_table
 
     def extra(rows: list[dict[str, Any]], large: dict[str, Any]) -> list[str]:
@@ -76,6 +79,6 @@ def judged_beside(claims: list[Any], small_scores: str, methods: list[str], titl
                 + side_by_side(f"{title}, F1 (0.5B: its committed per-question scores, "
                                f"{small_scores}, on the same questions; p against "
                                f"{methods[0]})", pairs, "f1")
-                + side_by_side("... and EM", pairs, "em"))
+                + side_by_side("... and EM", pairs, "em") + ([note, ""] if note else []))
 
     return extra

@@ -110,6 +110,32 @@ def test_the_note_on_seconds_names_the_request_two_methods_share(t15: Any) -> No
             in Path("results/t-n8.md").read_text())
 
 
+def test_a_method_another_table_ran_is_read_from_its_folder(t15: Any) -> None:
+    write_run("none", IDS, 0.2)
+    write_run("flare", IDS[:5], 0.6)
+    Path("runs/t-flare").rename("runs/family-flare")
+    assert t15.one_run_a_method("t-n8", "t", ["none", "flare"], 8, "t", "p", lines_of) is None
+    rows = t15.one_run_a_method("t-n8", "t", ["none", "flare"], 8, "t", "p", lines_of,
+                                {"flare": "family-flare"})
+    assert len({r["id"] for r in rows}) == 5
+    assert json.loads(Path("results/t-n8.json").read_text())["flare"]["f1"] == pytest.approx(
+        (3 * 0.3 + 2 * 0.6) / 5)
+
+
+def test_a_note_on_the_default_models_numbers_follows_them(t15: Any) -> None:
+    write_run("none", IDS, 0.2)
+    write_run("flare", IDS, 0.6)
+    Path("results/small-scores.json").write_text(json.dumps(
+        {"fields": ["em", "f1"], "methods": {m: {q: [0.0, 0.1] for q in IDS}
+                                             for m in ("none", "flare")}}))
+    extra = t15.judged_beside([t15_claim("flare", "none")], "small-scores.json",
+                              ["none", "flare"], "T", note="Its flare ran other settings.")
+    t15.one_run_a_method("t-n8", "t", ["none", "flare"], 8, "title", "plot", extra)
+    text = Path("results/t-n8.md").read_text()
+    assert text.rstrip().endswith("Its flare ran other settings.")
+    assert text.index("### ... and EM") < text.index("Its flare ran other settings.")
+
+
 def t15_claim(method: str, against: str) -> Any:
     from after_flare_rows import Claim
 
