@@ -384,8 +384,9 @@ ACTIVERAG_LM_TIMEOUT=3600 activerag sweep theta --dataset 2wiki "${COMMON[@]}" -
 python results/figure5.py 15b  # results/2wiki-theta-n100-15b.{md,json,png}, the θ that finished
 # Table 3 on 2Wiki with the 1.5B reader (the issue's "also on 2Wiki if time allows"): the methods
 # after FLARE that table 6 lacks, the default model's settings (ETC and DRAGIN-lite now with
-# their authors' k and document handling), one run folder a method, 3 questions at a time, run
-# in rounds of 20 questions (stopped by hand); none, single and FLARE are table 6's runs.
+# their authors' k and document handling), one run folder a method, 3 questions at a time:
+# IRCoT and the two gates straight to 100, then the other three in rounds of 20 questions
+# (stopped by hand); none, single and FLARE are table 6's runs.
 # SeaKR-lite (1.5-2.5 min a question on HotpotQA) is left out.
 for m in ircot gate_entropy_max gate_entropy_mean flare_etc dragin_lite adaptive_rag_prompt; do
   ACTIVERAG_LM_TIMEOUT=3600 activerag eval --dataset 2wiki "${COMMON[@]}" --n 100 --cache \
