@@ -219,3 +219,16 @@ def closed_figures(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     yield figures
     for fig in figures:
         close(fig)
+
+
+@pytest.fixture
+def results_script(tmp_path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str], Any]:
+    """Import one of results/'s report scripts by NAME, run from a fresh checkout root (tmp_path,
+    with an empty results/ to write into)."""
+    import importlib
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "results"))
+    (tmp_path / "results").mkdir()
+    return importlib.import_module

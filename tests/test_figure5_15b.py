@@ -3,27 +3,22 @@ question of the sweep are in the table, the others are named as under way; p is 
 θ = 0.8 and against table 6's no-retrieval run; a missing run, a sweep without θ = 0.8 or a
 none run short of the sweep's questions writes nothing and says what to run."""
 
-import importlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
 IDS = [f"q{i}" for i in range(6)]
 
 
 @pytest.fixture()
-def fig5(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(RESULTS))
-    (tmp_path / "results").mkdir()
+def fig5(results_script: Any) -> Any:
     small = {"fields": ["em", "f1", "gold_title_recall", "lm_calls", "retrieval_steps"],
              "methods": {m: {q: [0.0, 0.25, 0.5, 1, 1] for q in IDS}
                          for m in ("flare", "none", "flare θ=0", "flare θ=1")}}
-    (tmp_path / "results" / "2wiki-after-flare-n100-scores.json").write_text(json.dumps(small))
-    return importlib.import_module("figure5")
+    Path("results/2wiki-after-flare-n100-scores.json").write_text(json.dumps(small))
+    return results_script("figure5")
 
 
 def row(method: str, q: str, f1: float, rate: float) -> dict[str, Any]:

@@ -3,23 +3,18 @@ the questions every run finished, marked partial below its total, whatever order
 in; a missing run writes nothing; the default model's numbers beside it are on the same
 questions."""
 
-import importlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
 IDS = [f"q{i}" for i in range(8)]
 
 
 @pytest.fixture()
-def t15(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(RESULTS))
-    (tmp_path / "results").mkdir()
-    return importlib.import_module("per_method_15b")
+def t15(results_script: Any) -> Any:
+    return results_script("per_method_15b")
 
 
 def write_run(method: str, ids: list[str], f1: float, reverse: bool = False,
@@ -97,17 +92,23 @@ def test_the_default_models_numbers_beside_are_on_the_same_questions(t15: Any) -
     assert "a cache hit for the next; LM calls" in text  # no shared request named
 
 
-def test_the_note_on_seconds_names_the_request_two_methods_share(t15: Any) -> None:
+def judged_none_and_flare(t15: Any, **beside: str) -> str:
+    """The table of a none and a flare run on every question, the default model's scores beside
+    (judged_beside given BESIDE); its text."""
     write_run("none", IDS, 0.2)
     write_run("flare", IDS, 0.6)
     Path("results/small-scores.json").write_text(json.dumps(
         {"fields": ["em", "f1"], "methods": {m: {q: [0.0, 0.1] for q in IDS}
                                              for m in ("none", "flare")}}))
     extra = t15.judged_beside([t15_claim("flare", "none")], "small-scores.json",
-                              ["none", "flare"], "T", "flare's first draft is none's answer")
+                              ["none", "flare"], "T", **beside)
     t15.one_run_a_method("t-n8", "t", ["none", "flare"], 8, "title", "plot", extra)
-    assert ("a cache hit for the next (flare's first draft is none's answer); LM calls"
-            in Path("results/t-n8.md").read_text())
+    return Path("results/t-n8.md").read_text()
+
+
+def test_the_note_on_seconds_names_the_request_two_methods_share(t15: Any) -> None:
+    text = judged_none_and_flare(t15, shared="flare's first draft is none's answer")
+    assert "a cache hit for the next (flare's first draft is none's answer); LM calls" in text
 
 
 def test_a_method_another_table_ran_is_read_from_its_folder(t15: Any) -> None:
@@ -123,15 +124,7 @@ def test_a_method_another_table_ran_is_read_from_its_folder(t15: Any) -> None:
 
 
 def test_a_note_on_the_default_models_numbers_follows_them(t15: Any) -> None:
-    write_run("none", IDS, 0.2)
-    write_run("flare", IDS, 0.6)
-    Path("results/small-scores.json").write_text(json.dumps(
-        {"fields": ["em", "f1"], "methods": {m: {q: [0.0, 0.1] for q in IDS}
-                                             for m in ("none", "flare")}}))
-    extra = t15.judged_beside([t15_claim("flare", "none")], "small-scores.json",
-                              ["none", "flare"], "T", note="Its flare ran other settings.")
-    t15.one_run_a_method("t-n8", "t", ["none", "flare"], 8, "title", "plot", extra)
-    text = Path("results/t-n8.md").read_text()
+    text = judged_none_and_flare(t15, note="Its flare ran other settings.")
     assert text.rstrip().endswith("Its flare ran other settings.")
     assert text.index("### ... and EM") < text.index("Its flare ran other settings.")
 
