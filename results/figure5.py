@@ -35,7 +35,7 @@ CLAIMS = [
     Claim("Past 60% of sentences retrieving the score plateaus (Figure 5, 2Wiki)", "theta=1.0",
           "theta=0.8", equal=True),
     *[Claim(f"FLARE at θ = {t} beats answering without documents", f"theta={t}", "none")
-      for t in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)],
+      for t in THETAS],
 ]
 
 
