@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
 from activerag.context_checks import at_least, documented, finite_floats, refuse, within_deployment
-from activerag.serving.catalogue import DEFAULT_MODEL
+from activerag.serving.catalogue import DEFAULT_PORT
 from activerag.trigger_names import check_trigger
 
 
@@ -55,14 +55,15 @@ class ServingContext:
     """Exemplars: the library's own, or the paper's for 2Wiki, StrategyQA or ASQA (read from
     $ACTIVERAG_DATA at run time, never copied); none: the library's instruction alone, zero-shot
     (as LangChain's FlareChain prompts; self-ask, defined by its exemplars, refuses it)."""
-    base_url: str = _env("ACTIVERAG_BASE_URL", f"http://127.0.0.1:{DEFAULT_MODEL.port}/v1")
+    base_url: str = _env("ACTIVERAG_BASE_URL", f"http://127.0.0.1:{DEFAULT_PORT}/v1")
     """OpenAI-compatible (vLLM) endpoint (default: where `activerag serve` serves the default
     model)."""
     model: str = _env("ACTIVERAG_MODEL", "")
     """Served model name; empty: the one the server serves."""
-    prompt_format: Literal["chatml", "plain", "auto"] = "chatml"
-    """auto: the served model's own chat template, asked of its server (a model without one:
-    plain); chatml: ChatML as written here (Qwen, SmolLM2); plain: text for base models."""
+    prompt_format: Literal["chatml", "plain", "auto"] = "auto"
+    """auto: the served model's own chat template, asked of its server once (a model without
+    one: plain, said once; Qwen's renders byte for byte as chatml); chatml: ChatML as written
+    here (Qwen, SmolLM2); plain: text for base models."""
     retriever: Literal["bm25", "chroma"] = "bm25"
     """Which store of the corpus answers queries (the paper uses BM25)."""
     store_dir: str = _env("ACTIVERAG_STORE_DIR", "")

@@ -149,8 +149,9 @@ class Parts:
         fmt = fmt or ctx.prompt_format
         if fmt != "auto":
             return fmt  # type: ignore[return-value]
-        if self.lm is not None and base_url is None:
-            own = getattr(self.lm, "chat_layout", None)
+        given = self.lm if self.lm is not None else self.token_lm
+        if given is not None and base_url is None:
+            own = getattr(given, "chat_layout", None)
             if own is None:
                 _warn_once("an LM given to the graph has no server to ask for its template: "
                            "prompt_format auto lays out ChatML")

@@ -57,6 +57,9 @@ NO_KEY = {
                                             "/v1 alone); read by `serve --status`",
     "activerag/testing/dev_server.py:/ok": "the LangGraph dev server's health check, not an "
                                            "LM server",
+    "activerag/serving/security.py:/completions": "check_key_enforced's request without the key, "
+                                                  "which a server started with it must refuse "
+                                                  "(tests/test_server_start.py)",
 }
 """Requests that go without the key, by module and path, with the reason."""
 REQUESTING = re.compile(r"httpx\.(?:get|post|stream|request|Client|AsyncClient)\(")

@@ -16,10 +16,10 @@ KV = "VLLM_CPU_KVCACHE_SPACE"
 
 def launch_env(tmp_path, monkeypatch, gpu: bool) -> dict[str, str]:
     monkeypatch.setitem(sys.modules, "vllm", types.ModuleType("vllm"))
-    monkeypatch.setattr(server, "_has_gpu", lambda: gpu)
+    monkeypatch.setattr(server, "gpu_visible", lambda: gpu)
     monkeypatch.setattr(server, "check_model_dir", lambda path: path)
     _, env = server._vllm_launch(Settings(home=tmp_path), tmp_path, 2048, None,
-                                 server.DEFAULT_MODEL, server.Launch())
+                                 server.CPU_VLLM_MODEL, server.Launch("vllm"))
     return env
 
 
@@ -42,12 +42,12 @@ def test_the_cpu_kv_cache_is_sized_only_without_a_gpu(tmp_path, monkeypatch, gpu
 
 def test_no_prompt_cache_turns_vllm_s_prefix_caching_off(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", types.ModuleType("vllm"))
-    monkeypatch.setattr(server, "_has_gpu", lambda: False)
+    monkeypatch.setattr(server, "gpu_visible", lambda: False)
     monkeypatch.setattr(server, "check_model_dir", lambda path: path)
 
     def command(launch: server.Launch) -> list[str]:
         return server._vllm_launch(Settings(home=tmp_path), tmp_path, 2048, None,
-                                   server.DEFAULT_MODEL, launch)[0]
+                                   server.CPU_VLLM_MODEL, launch)[0]
 
-    assert "--no-enable-prefix-caching" in command(server.Launch(prompt_cache=False))
-    assert "--no-enable-prefix-caching" not in command(server.Launch())
+    assert "--no-enable-prefix-caching" in command(server.Launch("vllm", prompt_cache=False))
+    assert "--no-enable-prefix-caching" not in command(server.Launch("vllm"))

@@ -174,7 +174,10 @@ def test_llama_servers_command_gives_each_slot_the_context(tmp_path: Path, monke
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
     settings = Settings(home=tmp_path, port=9001)
+    from activerag.serving import machine
+
     monkeypatch.setattr(llamacpp, "cpu_flags", lambda: ["avx2", "amx_tile"])
+    monkeypatch.setattr(machine, "amx_granted", lambda: False)  # listed, not granted
     cmd = llamacpp.command(Path("/b/llama-server"), gguf, settings, 2048, 4, 2, "m", "llama3")
     assert cmd[cmd.index("-c") + 1] == "8192" and cmd[cmd.index("-np") + 1] == "4"
     assert cmd[cmd.index("--alias") + 1] == "m" and cmd[cmd.index("-t") + 1] == "2"

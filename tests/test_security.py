@@ -16,9 +16,11 @@ def no_key(monkeypatch):
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0", "10.1.2.3", "example.org", ""])
-def test_a_set_key_is_passed_to_vllm_for_any_host(monkeypatch, host):
+def test_a_set_key_is_passed_to_every_engine_for_any_host(monkeypatch, host):
+    """vLLM reads VLLM_API_KEY, llama-server LLAMA_API_KEY (given only vLLM's, it served every
+    request without a key)."""
     monkeypatch.setenv("ACTIVERAG_API_KEY", "s3cret")
-    assert api_key_env(host) == {"VLLM_API_KEY": "s3cret"}
+    assert api_key_env(host) == {"VLLM_API_KEY": "s3cret", "LLAMA_API_KEY": "s3cret"}
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "localhost", "::1", "LOCALHOST"])

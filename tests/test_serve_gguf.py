@@ -9,6 +9,7 @@ from activerag.settings import Settings
 
 def serve_args(gguf) -> argparse.Namespace:
     return argparse.Namespace(model=None, port=9876, stop=False, model_dir=None, gguf=str(gguf),
+                              engine="vllm",
                               max_model_len=None, served_name=None)
 
 

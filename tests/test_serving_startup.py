@@ -5,7 +5,6 @@ polled while it stops is only asked whether it lives. start_server and pip are r
 server, download or network."""
 
 import dataclasses
-import os
 import re
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from activerag import cli
 from activerag.cli import commands
 from activerag.errors import ModelFileMissing
 from activerag.serving import managed, models, server
-from activerag.serving.catalogue import CATALOGUE, FAST_MODEL
+from activerag.serving.catalogue import CATALOGUE, FAST_MODEL, KvShape
 from activerag.settings import Settings
 
 OPERATIONS = Path(__file__).resolve().parents[1] / "docs" / "operations.md"
@@ -40,12 +39,12 @@ def serve(argv: list[str], home: Path) -> int:
 def test_serve_parallel_gives_llama_server_that_many_slots(tmp_path: Path, started):
     assert serve(["--engine", "llama.cpp", "--parallel", "2"], tmp_path) == 0
     assert serve(["--engine", "llama.cpp"], tmp_path) == 0
-    assert [kw["launch"].parallel for _, kw in started] == [2, 5]
+    assert [kw["launch"].parallel for _, kw in started] == [2, 10]
     # a caller's namespace without the option (not the CLI's parser) gets the default too
     args = cli.parser().parse_args(["serve", "--engine", "llama.cpp"])
     del args.parallel
     commands.serve(args, Settings(home=tmp_path))
-    assert started[-1][1]["launch"].parallel == 5
+    assert started[-1][1]["launch"].parallel == 10
 
 
 def test_serve_no_prompt_cache_turns_each_engine_s_prompt_cache_off(tmp_path: Path, started,
@@ -56,6 +55,7 @@ def test_serve_no_prompt_cache_turns_each_engine_s_prompt_cache_off(tmp_path: Pa
     from activerag.serving import llamacpp
 
     monkeypatch.setattr(llamacpp, "ensure_binary", lambda settings: tmp_path / "llama-server")
+    monkeypatch.setattr(llamacpp, "gguf_kv", lambda gguf: KvShape(1, 1, 64))  # a bare header
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
     settings = Settings(home=tmp_path)
@@ -64,7 +64,7 @@ def test_serve_no_prompt_cache_turns_each_engine_s_prompt_cache_off(tmp_path: Pa
     assert cmd[-4:] == ["--cache-ram", "0", "--no-cache-prompt", "--x"]
     on = server.Launch("llama.cpp")
     cmd, _ = server._llama_launch(settings, gguf, 1024, None, FAST_MODEL, on)
-    assert "--cache-ram" not in cmd and "--no-cache-prompt" not in cmd
+    assert cmd[cmd.index("--cache-ram") + 1] != "0" and "--no-cache-prompt" not in cmd
 
 
 def _documented() -> dict[str, tuple[int, int]]:
@@ -189,7 +189,7 @@ def test_llama_server_s_launch_serves_a_catalogue_model_or_a_given_gguf(tmp_path
     """The command line llama-server starts with: a catalogue model's GGUF (fetched into the
     models folder) at its own context length and served name; a given GGUF under its file's
     stem, at the length asked; the launch's slots, threads, template and extra flags."""
-    from activerag.serving import llamacpp
+    from activerag.serving import llamacpp, machine
 
     binary = tmp_path / "bin" / "llama-server"
     monkeypatch.setattr(llamacpp, "ensure_binary", lambda settings: binary)
@@ -213,10 +213,12 @@ def test_llama_server_s_launch_serves_a_catalogue_model_or_a_given_gguf(tmp_path
     assert cmd[cmd.index("--alias") + 1] == "given"
     own = tmp_path / "mine.gguf"
     own.write_bytes(b"GGUF")
+    monkeypatch.setattr(llamacpp, "gguf_kv", lambda gguf: KvShape(1, 1, 64))  # a bare header
     cmd, _ = server._llama_launch(settings, own, 1024, None, FAST_MODEL, server.Launch("llama.cpp"))
     flag = values_of(cmd)
-    assert (flag["-m"], flag["--alias"], flag["-c"]) == (str(own), "mine", str(1024 * 5))
-    assert flag["-t"] == str(os.cpu_count() or 2)  # no threads given: every core
+    assert (flag["-m"], flag["--alias"], flag["-c"]) == (str(own), "mine",
+                                                         str(1024 * server.Launch.parallel))
+    assert flag["-t"] == str(machine.usable_cores())  # no threads given: every usable core
     cmd, _ = server._llama_launch(settings, own, 1024, "named", FAST_MODEL,
                                   server.Launch("llama.cpp"))
     assert cmd[cmd.index("--alias") + 1] == "named"

@@ -139,7 +139,7 @@ def test_serve_passes_the_tool_call_flags_only_when_asked(monkeypatch, capsys, f
     monkeypatch.setattr(server, "start_server",
                         lambda *a, **kw: seen.append(tuple(kw["launch"].extra_args))
                         or "http://x/v1")
-    assert cli.main(["serve", "--port", "1", *flag]) == 0
+    assert cli.main(["serve", "--engine", "vllm", "--port", "1", *flag]) == 0
     assert seen == [passed]
 
 

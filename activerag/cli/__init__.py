@@ -13,8 +13,15 @@ from activerag.cli.router import add_train_router
 from activerag.cli.run import ask, demo
 from activerag.cli.train import train_retriever
 from activerag.errors import ActiveRagError
-from activerag.serving.catalogue import CATALOGUE, DEFAULT_MODEL
-from activerag.serving.server import DEFAULT_MAX_MODEL_LEN
+from activerag.serving.catalogue import (
+    CATALOGUE,
+    CPU_VLLM_MODEL,
+    DEFAULT_MODEL,
+    DEFAULT_PORT,
+    ENGINES,
+    READER_MODEL,
+)
+from activerag.serving.server import DEFAULT_MAX_MODEL_LEN, Launch
 from activerag.settings import Settings
 
 RUN_GROUPS = [SERVING, FLARE, *FOLDER_GROUPS]
@@ -55,29 +62,37 @@ def _add_serve(sub: Any) -> None:
     """`serve`: start a model server, or stop them."""
     s = sub.add_parser("serve", help="start vLLM (or llama.cpp) with the default (or a given) "
                                       "model")
-    s.add_argument("--engine", default="vllm",
-                   help="vllm (the default; converts the GGUF to float32) or llama.cpp (serves "
-                        "the 4-bit GGUF as shipped: twice vLLM's decoding speed on 2 CPU cores "
-                        "here, ready in seconds, a tenth of the memory; its server is built "
-                        "once, about 13 min on 2 cores)")
-    s.add_argument("--model", help="a catalogue model to fetch, convert and serve: "
-                                    + ", ".join(f"{m.key} ({m.server_gb:g} GB"
-                                                + (", the default)" if m is DEFAULT_MODEL else ")")
+    s.add_argument("--engine", choices=ENGINES,
+                   help="default: the engine this machine runs fastest, said in one line at "
+                        "start: vllm where a GPU that vLLM can use is visible, else llama.cpp "
+                        "(serves the 4-bit GGUF as shipped: about 5x the decoding speed of "
+                        "vLLM's CPU build here, ready in seconds, a tenth of the memory; its "
+                        "server is built once, 6-13 min on 2 cores)")
+    s.add_argument("--model", help="a catalogue model to fetch and serve (default: the largest "
+                                    "that the chosen engine decodes at a usable speed: "
+                                    f"{READER_MODEL.key} on llama.cpp or a GPU, "
+                                    f"{CPU_VLLM_MODEL.key} on vLLM's CPU build; "
+                                    f"here {DEFAULT_MODEL.key}): "
+                                    + ", ".join(f"{m.key} ({m.server_gb:g} GB on vLLM's CPU "
+                                                f"build, {m.llama_gb:g} on llama.cpp)"
                                                 for m in CATALOGUE.values()))
     s.add_argument("--model-dir", help="Hugging Face model directory to serve (vllm)")
     s.add_argument("--gguf", help="GGUF file to serve (vllm converts it first)")
     s.add_argument("--served-name", help="model name the server announces")
     s.add_argument("--port", type=int,
-                   help="default: ACTIVERAG_PORT, else the model's own ("
+                   help=f"default: ACTIVERAG_PORT, else {DEFAULT_PORT} for the default model, "
+                        "else the model's own ("
                         + ", ".join(f"{m.key} {m.port}" for m in CATALOGUE.values()) + ")")
     s.add_argument("--max-model-len", type=int,
                    help=f"context length (default: the catalogue model's; {DEFAULT_MAX_MODEL_LEN} "
                         "for --model-dir/--gguf)")
-    s.add_argument("--parallel", type=int, default=5,
+    s.add_argument("--parallel", type=int, default=Launch.parallel,
                    help="llama.cpp: requests served at once (slots), each with the whole "
                         "--max-model-len; one request's n samples take a slot each, as "
-                        "FB-RAG's 5 samples in one request do (default 5)")
-    s.add_argument("--threads", type=int, help="llama.cpp: threads (default: every core)")
+                        f"gate_lexsim's 10 samples in one request do (default {Launch.parallel})")
+    s.add_argument("--threads", type=int, help="llama.cpp: threads (default: the cores this "
+                                                 "process may use, by its CPU affinity and "
+                                                 "cgroup quota)")
     s.add_argument("--chat-template",
                    help="serve with another chat template than the model's own: a llama.cpp "
                         "built-in name (llama3, gemma, chatml, ...) or a Jinja file (either "

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from activerag.errors import ActiveRagError
-from activerag.serving.probe import Abilities, probe
+from activerag.serving.probe import PROBE_FILE, Abilities, probe
 from activerag.settings import Settings
 
 LIGHT = "light."
@@ -22,7 +22,7 @@ class MissingAbility(ActiveRagError):
 
 def probe_cached(url: str, model: str | None = None) -> Abilities:
     """URL's abilities, asked at most once a day (kept in ACTIVERAG_HOME/probes.json)."""
-    return probe(url, model or None, cache_file=Settings.from_env().home / "probes.json")
+    return probe(url, model or None, cache_file=Settings.from_env().home / PROBE_FILE)
 
 
 def needs_of(name: str, ctx: Any) -> dict[str, frozenset[str]]:

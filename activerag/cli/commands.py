@@ -42,20 +42,29 @@ def gguf_dir(settings: Settings, gguf: Path) -> Path:
 def serve(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.errors import ModelFileMissing
     from activerag.serving import server
-    from activerag.serving.catalogue import DEFAULT_MODEL, catalogue_model, check_engine
+    from activerag.serving.catalogue import catalogue_model, default_model
+    from activerag.serving.hardware import engine_choice
 
-    model = catalogue_model(args.model) if args.model else DEFAULT_MODEL
-    # the port: --port, else ACTIVERAG_PORT, else the catalogue model's own
-    port = args.port or (settings.port if os.environ.get("ACTIVERAG_PORT") else model.port)
     if args.stop:
+        model = catalogue_model(args.model) if args.model else None
+        port = args.port or (model.port if model and not os.environ.get("ACTIVERAG_PORT")
+                             else settings.port)
         chosen = args.port or args.model or os.environ.get("ACTIVERAG_PORT")
         ports = [port] if chosen else server.managed_ports(settings)
         stopped = [p for p in ports if server.stop_server(settings.model_copy(update={"port": p}))]
         print(f"stopped the server on port{'s' if len(stopped) > 1 else ''} "
               f"{', '.join(map(str, stopped))}" if stopped else "no managed server was running")
         return 0
+    # a Hugging Face folder is vLLM's to serve; else, without --engine, this machine's fastest
+    given = getattr(args, "engine", None) or ("vllm" if args.model_dir else None)
+    choice = engine_choice(given)
+    engine = choice.engine
+    model = catalogue_model(args.model) if args.model else default_model(engine, choice.gpu)
+    # the port: --port, else ACTIVERAG_PORT, else the default server's (no --model) or the
+    # catalogue model's own
+    port = args.port or (model.port if args.model and not os.environ.get("ACTIVERAG_PORT")
+                         else settings.port)
     settings = settings.model_copy(update={"port": port})
-    engine = check_engine(getattr(args, "engine", None) or "vllm")
     at_least_one(args, "parallel", "threads", "max_model_len")
     model_dir = Path(args.model_dir) if args.model_dir else None
     gguf = Path(args.gguf) if args.gguf else None
@@ -70,7 +79,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     tools = server.TOOL_CALL_ARGS if getattr(args, "tool_calls", False) else ()
     if tools and engine == "llama.cpp":
         tools = ()  # llama-server answers tool calls with the model's Jinja template as it is
-    launch = server.Launch(engine, tools, getattr(args, "parallel", None) or server.Launch.parallel,
+    launch = server.Launch(given, tools, getattr(args, "parallel", None) or server.Launch.parallel,
                            getattr(args, "threads", None), getattr(args, "chat_template", None),
                            not getattr(args, "no_prompt_cache", False))
     url = server.start_server(settings, model_dir, args.max_model_len, args.served_name,

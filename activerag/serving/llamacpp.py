@@ -24,6 +24,9 @@ from pathlib import Path
 
 from activerag.errors import ActiveRagError, ModelFileMissing
 from activerag.serving import say
+from activerag.serving.catalogue import GIB, PROMPT_CACHE_MIB, check_llama_fits
+from activerag.serving.gguf_header import gguf_kv
+from activerag.serving.machine import no_repack, usable_cores
 from activerag.serving.ports import on_port
 from activerag.settings import Settings
 
@@ -165,7 +168,7 @@ def _run_logged(cmd: list[str], cwd: Path, log: Path, what: str) -> None:
 def _build(target: Path) -> None:
     """Download, check, configure and build llama-server; only a finished build lands at
     TARGET/bin (its shared libraries beside it)."""
-    jobs = str(os.cpu_count() or 2)
+    jobs = str(usable_cores())
     with tempfile.TemporaryDirectory(prefix="activerag-llama-") as tmp:
         work = Path(tmp)
         source = _extract(_download(work), work)
@@ -202,20 +205,18 @@ def environment(binary: Path) -> dict[str, str]:
 
 
 def command(binary: Path, gguf: Path, settings: Settings, context: int, parallel: int,
-            threads: int | None, served_name: str,
-            chat_template: str | None = None) -> list[str]:
+            threads: int | None, served_name: str, chat_template: str | None = None,
+            cache_ram_mib: int = PROMPT_CACHE_MIB) -> list[str]:
     """The command line that serves GGUF: CONTEXT tokens for each of PARALLEL slots (llama.cpp's
-    -c is shared among the slots), THREADS (default: every core)."""
+    -c is shared among the slots), THREADS (default: the cores this process may use), a prompt
+    cache of at most CACHE_RAM_MIB (check_fits says how much is left for it)."""
     if not gguf.is_file():
         raise ModelFileMissing(f"GGUF file {gguf} does not exist; pass an existing .gguf file")
     cmd = [str(binary), "-m", str(gguf), "--host", settings.host, "--port", str(settings.port),
            "-c", str(context * parallel), "-np", str(parallel),
-           "-t", str(threads or os.cpu_count() or 2), "--alias", served_name,
-           "--no-webui"]
-    if "amx_tile" in cpu_flags():
-        # A processor that lists AMX under a hypervisor that does not grant it: llama.cpp's AMX
-        # weight layout then dies of an illegal instruction on the first matrix product
-        # (seen here); without repacking the weights it is never used.
+           "-t", str(threads or usable_cores()), "--cache-ram", str(cache_ram_mib),
+           "--alias", served_name, "--no-webui"]
+    if no_repack(cpu_flags()):
         cmd.append("--no-repack")
     if chat_template and not Path(chat_template).is_file():
         # a built-in template by name (llama3, gemma, chatml, ...): with --jinja the name
@@ -224,6 +225,13 @@ def command(binary: Path, gguf: Path, settings: Settings, context: int, parallel
     else:
         cmd += ["--jinja", *(["--chat-template-file", chat_template] if chat_template else [])]
     return cmd
+
+
+def check_gguf_fits(gguf: Path, context: int, parallel: int, free_gb: float) -> int:
+    """check_llama_fits for a GGUF file: its size, and the KV cache its header states."""
+    kv = gguf_kv(gguf)
+    return check_llama_fits(gguf.name, gguf.stat().st_size / GIB, kv, context, parallel,
+                            free_gb)
 
 
 def is_llama_server(argv: list[bytes], port: int) -> bool:

@@ -25,6 +25,8 @@ from activerag.serving.probe_requests import (  # noqa: F401 (the probe's names,
 
 MAX_AGE_S = 24 * 3600.0
 """How long a probe in the file cache is trusted (a server may restart with other flags)."""
+PROBE_FILE = "probes.json"
+"""The probe file's name under ACTIVERAG_HOME."""
 _seen: dict[tuple[str, str], Abilities] = {}
 
 def probe(url: str, model: str | None = None, *, cache_file: Path | None = None,
@@ -76,6 +78,20 @@ def _read(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def forget() -> None:
-    """Drop this process's probes (tests; a server restarted with other flags)."""
-    _seen.clear()
+def forget(url: str | None = None, cache_file: Path | None = None) -> None:
+    """Drop this process's probes (of URL only, when given), and URL's records in CACHE_FILE: a
+    server started anew on URL may be another engine, with other flags."""
+    if url is None:
+        _seen.clear()
+    else:
+        url = url.rstrip("/")
+        for key in [k for k in _seen if k[0] == url]:
+            del _seen[key]
+    if cache_file is None or url is None or not cache_file.exists():
+        return
+    kept = _read(cache_file)
+    left = {k: v for k, v in kept.items() if k.split(" ", 1)[0] != url}
+    if left != kept:
+        tmp = cache_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(left, indent=1, sort_keys=True), encoding="utf-8")
+        tmp.replace(cache_file)

@@ -12,7 +12,11 @@ from urllib.parse import SplitResult, unquote, urlsplit
 from activerag.errors import ActiveRagError, SettingError
 
 API_KEY = "ACTIVERAG_API_KEY"
-"""The key vLLM is started with (as VLLM_API_KEY) and every client sends as a bearer token."""
+"""The key every server activerag starts is given (vLLM as VLLM_API_KEY, llama-server as
+LLAMA_API_KEY) and every client sends as a bearer token."""
+SERVER_KEY_VARIABLES = ("VLLM_API_KEY", "LLAMA_API_KEY")
+"""The variables each engine reads its API key from: vLLM's, then llama-server's (which ignores
+vLLM's; given only that one, it served every request without a key)."""
 ALLOWED_BASE_URLS = "ACTIVERAG_ALLOWED_BASE_URLS"
 """Comma-separated URL prefixes; set, every LM endpoint a run names must lie under one."""
 STORE_ROOT = "ACTIVERAG_STORE_ROOT"
@@ -48,14 +52,15 @@ def _loopback(host: str) -> bool:
 
 
 def api_key_env(host: str) -> dict[str, str]:
-    """The environment that gives vLLM its API key, for a server bound to HOST:
-    {"VLLM_API_KEY": KEY} when ACTIVERAG_API_KEY is set (the environment, not --api-key, keeps
-    the key out of the process list); none for a loopback HOST without one; a HOST other
+    """The environment that gives every engine its API key, for a server bound to HOST:
+    {"VLLM_API_KEY": KEY, "LLAMA_API_KEY": KEY} when ACTIVERAG_API_KEY is set (the environment,
+    not --api-key, keeps the key out of the process list); none for a loopback HOST without
+    one; a HOST other
     machines can reach (0.0.0.0, an interface's address, a name) without a key is refused,
     since anyone who reaches it could use the model."""
     key = api_key()
     if key:
-        return {"VLLM_API_KEY": key}
+        return dict.fromkeys(SERVER_KEY_VARIABLES, key)
     if _loopback(host):
         return {}
     raise SettingError(f"the LM server would listen on {host or 'every interface'!r} with no "
@@ -129,3 +134,24 @@ def check_folder(name: str, folder: str) -> None:
     if not Path(folder).expanduser().resolve().is_relative_to(inside):
         raise SettingError(f"{name} {folder!r} lies outside {STORE_ROOT} ({inside}); give a "
                            "folder inside it")
+
+
+def check_key_enforced(base_url: str, model: str, timeout: float = 30.0) -> None:
+    """With ACTIVERAG_API_KEY set, refuse the server at BASE_URL unless it refuses a request that
+    carries no key (a completion of one token: llama-server leaves /v1/models open): a server
+    started without the key would serve anyone who reaches it. Nothing is asked without a key."""
+    if api_key() is None:
+        return
+    import httpx  # here, not at import: the CLI's start stays quick
+
+    try:
+        resp = httpx.post(f"{base_url.rstrip('/')}/completions", timeout=timeout,
+                          json={"model": model, "prompt": "a", "max_tokens": 1})
+    except httpx.HTTPError as exc:
+        raise ActiveRagError(f"could not check that the server at {base_url} asks for its API "
+                             f"key ({exc}); check that it answers") from exc
+    if resp.status_code not in (401, 403):
+        raise ActiveRagError(
+            f"{API_KEY} is set, but the server at {base_url} answered a request without the key "
+            f"(HTTP {resp.status_code}): it was started without it and serves anyone who reaches "
+            f"it; stop it and start it again with the key (activerag serve does)")

@@ -4,23 +4,24 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from activerag.errors import ActiveRagError, LMServerUnreachable
-from activerag.serving import llamacpp, say
+from activerag.serving import llamacpp, machine, say
 from activerag.serving.catalogue import (
-    DEFAULT_MODEL,
+    CPU_VLLM_MODEL,  # noqa: F401 (the CPU vLLM default, also from here)
     CatalogueModel,
     available_gb,
     check_engine,
     check_fits,
+    default_model,
 )
+from activerag.serving.hardware import engine_choice, gpu_visible
 from activerag.serving.managed import (  # noqa: F401 (the managed servers' names, also from here)
     ENTRYPOINT,
     is_our_server,
@@ -40,7 +41,7 @@ from activerag.serving.models import (  # noqa: F401 (also imported from here)
 )
 from activerag.serving.ports import listening, read_pid_file, start_lock, start_time
 from activerag.serving.running import server_models
-from activerag.serving.security import api_key_env, auth_headers
+from activerag.serving.security import api_key_env, auth_headers, check_key_enforced
 from activerag.settings import Settings
 
 
@@ -114,10 +115,6 @@ TOOL_CALL_ARGS = ("--enable-auto-tool-choice", "--tool-call-parser", "hermes")
 that Qwen2.5 and SmolLM2 write; off by default, as vLLM has it."""
 
 
-def _has_gpu() -> bool:
-    return shutil.which("nvidia-smi") is not None
-
-
 # The paper's 2Wiki prompt (8 exemplars, each with its 2 retrieved documents, then 2 more for the
 # question) needs about 3,000 tokens.
 DEFAULT_MAX_MODEL_LEN = 4096
@@ -127,12 +124,14 @@ DEFAULT_MAX_MODEL_LEN = 4096
 class Launch:
     """How a server is started, beside the model: ENGINE (vllm, llama.cpp) and its knobs."""
 
-    engine: str = "vllm"
+    engine: str | None = None
+    """None: the engine this machine runs fastest (serving/hardware.py), said in one line."""
     extra_args: Sequence[str] = ()
     """More of the engine's own flags (TOOL_CALL_ARGS: vLLM's tool calls)."""
-    parallel: int = 5
+    parallel: int = 10
     """llama.cpp: request slots served at once, each with the whole context length (one
-    request's n samples take a slot each: 5 lets FB-RAG's K = 5 samples share one request)."""
+    request's n samples take a slot each: 10 lets gate_lexsim's 10 samples, and FB-RAG's 5,
+    share one request; a slot holds no memory beyond its share of the KV cache)."""
     threads: int | None = None
     """llama.cpp: threads (default: every core)."""
     chat_template: str | None = None
@@ -151,26 +150,37 @@ cache of earlier prompts in memory (8 GiB by default) and its reuse of a slot's 
 
 def start_server(settings: Settings, model_dir: Path | None = None,
                  max_model_len: int | None = None, served_name: str | None = None,
-                 timeout: float = 600.0, model: CatalogueModel = DEFAULT_MODEL,
+                 timeout: float = 600.0, model: CatalogueModel | None = None,
                  extra_args: Sequence[str] = (), launch: Launch | None = None,
                  gguf: Path | None = None) -> str:
     """Start a server on settings.host:port unless one already answers; return the base URL.
 
-    Without MODEL_DIR (vLLM) or GGUF (llama.cpp) it serves the catalogue MODEL (fetched once;
-    converted once for vLLM), at that model's context length unless MAX_MODEL_LEN says
-    otherwise. LAUNCH names the engine and its knobs (EXTRA_ARGS: more vLLM flags). One start
-    per port at a time (`start_lock`); it waits on the process it started only."""
+    Without MODEL_DIR (vLLM) or GGUF (llama.cpp) it serves the catalogue MODEL (default: the
+    largest its engine decodes at a usable speed; fetched once, converted once for vLLM), at
+    that model's context length unless MAX_MODEL_LEN says otherwise. LAUNCH names the engine
+    (default: the one this machine runs fastest, said in one line) and its knobs (EXTRA_ARGS:
+    more vLLM flags). One start per port at a time (`start_lock`); it waits on the process it
+    started only. With ACTIVERAG_API_KEY set, a server that answers without it is refused."""
     launch = launch or Launch(extra_args=extra_args)
-    check_engine(launch.engine)
+    if launch.engine is None and model_dir is not None:
+        launch = replace(launch, engine="vllm")  # a Hugging Face folder is vLLM's to serve
+    choice = engine_choice(launch.engine)
+    if launch.engine is None:
+        say(f"engine: {choice.engine} ({choice.why})")
+    launch = replace(launch, engine=check_engine(choice.engine))
+    model = model or default_model(choice.engine, choice.gpu)
     api_key_env(settings.host)  # a server others can reach needs a key, reused or not
     if model_dir is None and gguf is None:
         served_name = served_name or model.served_name
     reused = _answering(settings, served_name)
-    if reused:
-        return reused
-    with start_lock(settings.home, settings.port):
-        return _answering(settings, served_name) or _start(
-            settings, model_dir, max_model_len, served_name, timeout, model, launch, gguf)
+    if not reused:
+        with start_lock(settings.home, settings.port):
+            reused = _answering(settings, served_name)
+            if not reused:
+                return _start(settings, model_dir, max_model_len, served_name, timeout, model,
+                              launch, gguf)
+    check_key_enforced(reused, served_name or server_models(reused)[0])
+    return reused
 
 
 def _answering(settings: Settings, served_name: str | None) -> str | None:
@@ -209,7 +219,7 @@ def _vllm_launch(settings: Settings, model_dir: Path | None, max_model_len: int 
         model_dir = prepare_model(settings, model)
     max_model_len = max_model_len or DEFAULT_MAX_MODEL_LEN
     check_model_dir(model_dir)
-    gpu = _has_gpu()
+    gpu = gpu_visible()
     env = {**os.environ, **OFFLINE_ENV, "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
     if not gpu:
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
@@ -225,20 +235,34 @@ def _llama_launch(settings: Settings, gguf: Path | None, max_model_len: int | No
     """llama-server's command line (built first when missing) for the model's GGUF as shipped."""
     if gguf is None:
         max_model_len = max_model_len or model.max_model_len
-        check_fits(model, max_model_len, available_gb(), "llama.cpp")
+        cache_ram = check_fits(model, max_model_len, available_gb(), "llama.cpp",
+                               launch.parallel)
         gguf = fetch_gguf(settings.models / "gguf", model)
         name = served_name or model.served_name
     else:
+        max_model_len = max_model_len or DEFAULT_MAX_MODEL_LEN
+        cache_ram = llamacpp.check_gguf_fits(gguf, max_model_len, launch.parallel,
+                                             available_gb())
         name = served_name or gguf.stem
     binary = llamacpp.ensure_binary(settings)
-    cmd = llamacpp.command(binary, gguf, settings, max_model_len or DEFAULT_MAX_MODEL_LEN,
-                           launch.parallel, launch.threads, name, launch.chat_template)
+    cmd = llamacpp.command(binary, gguf, settings, max_model_len, launch.parallel,
+                           launch.threads, name, launch.chat_template, cache_ram)
     return cmd + _cache_args(launch) + list(launch.extra_args), llamacpp.environment(binary)
 
 
 def _cache_args(launch: Launch) -> list[str]:
     """The flags that turn the engine's prompt cache off, where LAUNCH asks for that."""
     return [] if launch.prompt_cache else list(NO_PROMPT_CACHE[launch.engine])
+
+
+def forget_server_state(settings: Settings, base_url: str) -> None:
+    """Forget what was learned of a server at BASE_URL before this one started there (its
+    probed abilities, in this process and in the day-long probe file, and its template
+    layout): the new one may be the other engine, or serve another template."""
+    from activerag.serving import probe, templates
+
+    probe.forget(base_url, settings.home / probe.PROBE_FILE)
+    templates.forget(base_url)
 
 
 def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None,
@@ -256,7 +280,7 @@ def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None
     settings.home.mkdir(parents=True, exist_ok=True)
     log = log_file(settings, launch.engine)
     env.update(api_key_env(settings.host))
-    what = "vLLM (" + ("GPU" if _has_gpu() else "CPU") + ")" if launch.engine == "vllm" \
+    what = "vLLM (" + ("GPU" if gpu_visible() else "CPU") + ")" if launch.engine == "vllm" \
         else "llama-server"
     say(f"starting {what}: log in {log}")
     with open(log, "wb") as out:
@@ -267,7 +291,20 @@ def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None
         models = wait_until_ready(base_url, proc, log, timeout)
     except ActiveRagError:
         stop_server(settings)
+        if (launch.engine == "llama.cpp" and machine.died_of_sigill(proc.returncode)
+                and "--no-repack" not in cmd):
+            say("llama-server died of an illegal instruction at start (its repacked weights "
+                "use an instruction this machine does not grant); starting it again with "
+                "--no-repack")
+            return _start(settings, model_dir, max_model_len, served_name, timeout, model,
+                          replace(launch, extra_args=(*launch.extra_args, "--no-repack")), gguf)
         raise
+    try:
+        check_key_enforced(base_url, models[0])
+    except ActiveRagError:
+        stop_server(settings)
+        raise
+    forget_server_state(settings, base_url)
     warm_up(base_url, models[0])
     say(f"ready: {base_url} serving {models[0]}")
     return base_url

@@ -140,7 +140,7 @@ def start(settings: Settings, model: CatalogueModel = FAST_MODEL,
         os.environ["VLLM_CPU_OMP_THREADS_BIND"] = cores
     try:
         return server.start_server(settings, max_model_len=max_model_len, model=model,
-                                   extra_args=extra_args, launch=launch)
+                                   launch=launch or server.Launch("vllm", extra_args))
     finally:
         if before is None:
             os.environ.pop("VLLM_CPU_OMP_THREADS_BIND", None)

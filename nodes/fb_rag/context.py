@@ -10,7 +10,7 @@ from activerag.context import Server, ServingContext, _env
 from activerag.context_checks import at_least, documented, refuse
 from activerag.errors import SettingError
 from activerag.method_record import with_samples
-from activerag.serving.catalogue import DEFAULT_MODEL, FAST_MODEL, CatalogueModel
+from activerag.serving.catalogue import DEFAULT_PORT, FAST_MODEL, CatalogueModel
 
 
 def _served_here(model: CatalogueModel) -> str:
@@ -18,8 +18,8 @@ def _served_here(model: CatalogueModel) -> str:
     return f"http://127.0.0.1:{model.port}/v1"
 
 
-_LIGHT, _STRONG = FAST_MODEL, DEFAULT_MODEL
-"""FB-RAG's default light sampler and strong reader."""
+_LIGHT = FAST_MODEL
+"""FB-RAG's default light sampler (its strong reader: the default model)."""
 
 
 @documented
@@ -31,18 +31,18 @@ class FBRagContext(ServingContext):
     the light sampler. Sizes are in words, the paper's "(X→Y)"."""
 
     base_url: str = _env("ACTIVERAG_STRONG_URL",
-                         _env("ACTIVERAG_BASE_URL", _served_here(_STRONG)))
-    """The strong reader's endpoint (default: the default model, Qwen2.5-Coder-0.5B-Instruct,
-    as `activerag serve` serves it)."""
-    prompt_format: Literal["chatml", "plain", "auto"] = _STRONG.prompt_format
-    """The strong reader's prompt layout (Qwen2.5-Instruct: ChatML)."""
+                         _env("ACTIVERAG_BASE_URL", f"http://127.0.0.1:{DEFAULT_PORT}/v1"))
+    """The strong reader's endpoint (default: the default model, as `activerag serve`
+    serves it)."""
+    prompt_format: Literal["chatml", "plain", "auto"] = "auto"
+    """The strong reader's prompt layout (default: its own template, asked of its server)."""
     light_base_url: str = _env("ACTIVERAG_LIGHT_URL", _served_here(_LIGHT))
     """The light sampler's endpoint (default: SmolLM2-135M, as `activerag serve --model
     smollm2-135m` serves it)."""
     light_model: str = ""
     """The light sampler's model name; empty: the one its server serves."""
-    light_prompt_format: Literal["chatml", "plain", "auto"] = _LIGHT.prompt_format
-    """The light sampler's prompt layout (SmolLM2-Instruct: ChatML)."""
+    light_prompt_format: Literal["chatml", "plain", "auto"] = "auto"
+    """The light sampler's prompt layout (default: its own template, asked of its server)."""
     max_answer_tokens: int = 32
     """The reader's answer budget (LongBench's for 2WikiMQA and HotpotQA)."""
     chunking: Literal["words", "paragraphs"] = "words"
