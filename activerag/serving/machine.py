@@ -91,12 +91,20 @@ def no_repack(flags: Iterable[str], granted: Callable[[], bool] | None = None) -
     the kernel does not grant it (GRANTED, default amx_granted, asked only then). llama.cpp
     repacks weights into AMX's layout where AMX is listed, and there, ungranted, the first matrix
     product dies of SIGILL; --no-repack keeps the plain kernels, which are slower where AMX
-    works. Where AMX is granted and still faults (a hypervisor listing what its host lacks), the
-    server dies at start: died_of_sigill."""
+    works. Where AMX is granted and still faults (seen here: granted by the kernel, and the
+    server died of SIGSEGV as its threads started), it dies at start: died_of_cpu_fault, and
+    the start is tried again without repacking (REPACK_FAILED remembers it)."""
     return "amx_tile" in flags and not (granted or amx_granted)()
 
 
-def died_of_sigill(returncode: int | None) -> bool:
-    """Whether a process ended on an illegal instruction: killed by SIGILL (-4), or a shell's
-    report of it (132)."""
-    return returncode in (-signal.SIGILL, 128 + signal.SIGILL)
+REPACK_FAILED = "repack-failed"
+"""A file beside a llama-server build that says its repacked weights crashed on this machine:
+every later start passes --no-repack."""
+CPU_FAULTS = (signal.SIGILL, signal.SIGSEGV, signal.SIGBUS)
+
+
+def died_of_cpu_fault(returncode: int | None) -> bool:
+    """Whether a process ended on an illegal instruction or a bad memory access: killed by
+    SIGILL, SIGSEGV or SIGBUS (-4, -11, -7), or a shell's report of one (132, 139, 135)."""
+    return returncode is not None and any(
+        returncode in (-sig, 128 + sig) for sig in CPU_FAULTS)

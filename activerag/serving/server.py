@@ -291,11 +291,12 @@ def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None
         models = wait_until_ready(base_url, proc, log, timeout)
     except ActiveRagError:
         stop_server(settings)
-        if (launch.engine == "llama.cpp" and machine.died_of_sigill(proc.returncode)
+        if (launch.engine == "llama.cpp" and machine.died_of_cpu_fault(proc.returncode)
                 and "--no-repack" not in cmd):
-            say("llama-server died of an illegal instruction at start (its repacked weights "
-                "use an instruction this machine does not grant); starting it again with "
-                "--no-repack")
+            (Path(cmd[0]).parent / machine.REPACK_FAILED).touch()
+            say(f"llama-server died at start (exit {proc.returncode}), as its repacked weights "
+                "can on a processor that lists AMX without it working; starting it again with "
+                "--no-repack, as every later start here will")
             return _start(settings, model_dir, max_model_len, served_name, timeout, model,
                           replace(launch, extra_args=(*launch.extra_args, "--no-repack")), gguf)
         raise

@@ -7,22 +7,31 @@ template: the server renders one conversation whose messages are sentinels (vLLM
 llama-server: `POST /apply-template`), and the text between the sentinels is the template's
 own. Every later prompt is those pieces around the real messages: one render per server and
 model, however many prompts. The special tokens that the pieces hold (tested on the server:
-a token that stays one token after a letter) are the markers neutralised in retrieved text.
+a token that stays one token after a letter, and not plain text of the vocabulary) are the
+markers neutralised in retrieved text.
+
+A template that moves the system text into the last user message (Mistral v0.3) is cut as
+such; one without a system role is rendered again with the system text in the first user
+message. A model without a template (vLLM says so; llama-server renders its built-in ChatML
+for a GGUF without one, told apart in template_render) is laid out plain, said once; a
+server that refuses the conversation is an error with its reason, never a silent plain.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import itertools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 
 from activerag.errors import ActiveRagError
-from activerag.serving.dialect import LLAMA_CPP, detokenized, engine_of, tokenize_body
+from activerag.serving.dialect import LLAMA_CPP
 from activerag.serving.security import auth_headers
+from activerag.serving.template_render import Refused, TemplateServer
 
 log = logging.getLogger(__name__)
 SENTINELS = ("QXSYSTEMQX", "QXUSERONEQX", "QXASSISTANTQX", "QXUSERTWOQX", "QXREPLYQX")
@@ -47,14 +56,19 @@ class ChatLayout:
     """Between the last user message and the reply being continued."""
     markers: tuple[str, ...] = ()
     """The model's special tokens in these pieces (and its BOS and EOS), as text."""
+    system_last: bool = False
+    """The system message opens the last user message, not the first (Mistral v0.3's
+    template: `[INST] system\\n\\nuser[/INST]` in the last turn alone)."""
 
     def render(self, system: str, turns: Sequence[tuple[str, str]], reply_prefix: str) -> str:
         """SYSTEM, the (user, assistant) TURNS (the last one's assistant empty: the reply) and
         REPLY_PREFIX in this template."""
-        out = [self.start, system, self.system_end]
+        opening = [system, self.system_end]
+        out = [self.start, *([] if self.system_last and turns else opening)]
         for i, (user, assistant) in enumerate(turns):
-            out.append(user)
-            if i == len(turns) - 1 and not assistant:
+            last = i == len(turns) - 1
+            out += [*(opening if last and self.system_last else []), user]
+            if last and not assistant:
                 break
             out += [self.user_end, assistant, self.assistant_end]
         out += [self.reply_open, reply_prefix]
@@ -64,21 +78,27 @@ class ChatLayout:
 def cut(rendered: str, model: str, bos: str = "") -> ChatLayout:
     """The layout in RENDERED, the sentinel conversation as the template laid it out, cut where
     the reply's text ends (as vLLM's continue_final_message cuts); BOS, the text the completion
-    endpoint puts before every prompt itself, is dropped from its start."""
-    at, end = [], 0
-    for sentinel in SENTINELS:
-        found = rendered.find(sentinel, end)
-        if found < 0:
-            raise ActiveRagError(f"the chat template of {model!r} does not keep every message "
-                                 "of a conversation; serve it with --prompt-format chatml or "
-                                 "plain")
-        at.append(found)
-        end = found + len(sentinel)
-    pieces = [rendered[:at[0]]] + [rendered[at[i] + len(SENTINELS[i]):at[i + 1]]
-                                   for i in range(len(at) - 1)]
-    # what a template writes after the reply (a closing tag) is dropped: the reply goes on
-    start = pieces[0].removeprefix(bos) if bos else pieces[0]
-    return ChatLayout(model, start, pieces[1], pieces[2], pieces[3], pieces[4])
+    endpoint puts before every prompt itself, is dropped from its start. The system text opens
+    the conversation or, in a template that moves it there, the last user message."""
+    s, u1, a1, u2, r = SENTINELS
+    at = {sentinel: rendered.find(sentinel) for sentinel in SENTINELS}
+    if -1 < at[s] < at[u1] < at[a1] < at[u2] < at[r]:
+        order = SENTINELS
+    elif -1 < at[u1] < at[a1] < at[s] < at[u2] < at[r]:
+        order = (u1, a1, s, u2, r)
+    else:
+        raise ActiveRagError(f"the chat template of {model!r} does not keep every message "
+                             "of a conversation in order; choose --prompt-format chatml or "
+                             "plain (on ask, eval or sweep)")
+    # the text before each sentinel; what a template writes after the reply (a closing tag)
+    # is dropped: the reply goes on
+    before = {order[0]: rendered[:at[order[0]]]} | {
+        b: rendered[at[a] + len(a):at[b]] for a, b in itertools.pairwise(order)}
+    start = before[order[0]].removeprefix(bos) if bos else before[order[0]]
+    if order == SENTINELS:
+        return ChatLayout(model, start, before[u1], before[a1], before[u2], before[r])
+    return ChatLayout(model, start, before[u2], before[a1], before[s], before[r],
+                      system_last=True)
 
 
 def conversation(system: bool = True) -> list[dict[str, str]]:
@@ -91,81 +111,57 @@ def conversation(system: bool = True) -> list[dict[str, str]]:
             {"role": "assistant", "content": r}]
 
 
-class _Server:
-    """The few requests a layout is learned with."""
-
-    def __init__(self, base_url: str, model: str, http: httpx.AsyncClient) -> None:
-        self.v1 = base_url.rstrip("/")
-        self.root = self.v1.removesuffix("/v1")
-        self.model, self.http = model, http
-        self.engine = ""
-
-    async def post(self, path: str, body: dict[str, Any]) -> httpx.Response:
-        return await self.http.post(self.root + path, json={"model": self.model, **body})
-
-    async def render(self, messages: list[dict[str, str]]) -> str | None:
-        """The server's rendering of MESSAGES continuing the last; None when it has no
-        template (or refuses this conversation)."""
-        if self.engine == LLAMA_CPP:
-            resp = await self.post("/apply-template", {"messages": messages})
-            return str(resp.json()["prompt"]) if resp.status_code == 200 else None
-        resp = await self.post("/tokenize", {"messages": messages,
-                                             "add_generation_prompt": False,
-                                             "continue_final_message": True})
-        if resp.status_code != 200:
-            return None
-        return await self.text(resp.json()["tokens"])
-
-    async def ids(self, text: str, special: bool = False) -> list[int]:
-        resp = await self.post("/tokenize", tokenize_body(self.engine, text, special))
-        resp.raise_for_status()
-        return [int(t) for t in resp.json()["tokens"]]
-
-    async def text(self, ids: Sequence[int]) -> str:
-        resp = await self.post("/detokenize", {"tokens": list(ids)})
-        resp.raise_for_status()
-        return detokenized(resp.json())
-
-    async def bos(self) -> str:
-        """What the completion endpoint puts before a prompt itself (a BOS), as text."""
-        plain, special = await self.ids("a"), await self.ids("a", special=True)
-        extra = special[:len(special) - len(plain)] if special[-len(plain):] == plain else []
-        return await self.text(extra) if extra else ""
-
-    async def markers(self, pieces: Sequence[str]) -> tuple[str, ...]:
-        """The special tokens in PIECES: tokens of two or more characters, not all letters,
-        that stay one token after a letter (an ordinary token merges or splits)."""
-        found: list[str] = []
-        for piece in pieces:
-            for token in await self.ids(piece):
-                text = await self.text([token])
-                if len(text.strip()) < 2 or text.strip().isalnum() or text in found:
-                    continue
-                if (await self.ids("x" + text))[-1:] == [token]:
-                    found.append(text)
-        return tuple(found)
-
-
 async def learn(base_url: str, model: str, timeout: float = 60.0) -> ChatLayout | None:
     """The layout of MODEL's template as the server at BASE_URL renders it; None when it has
     no chat template."""
+    learned = await _learn(base_url, model, timeout)
+    return learned if isinstance(learned, ChatLayout) else None
+
+
+async def _learn(base_url: str, model: str, timeout: float) -> ChatLayout | str:
+    """The layout, or why there is none."""
     async with httpx.AsyncClient(timeout=timeout, headers=auth_headers(),
                                  limits=httpx.Limits(max_keepalive_connections=0)) as http:
-        server = _Server(base_url, model, http)
-        resp = await http.get(server.v1 + "/models")
-        resp.raise_for_status()
-        server.engine = engine_of(resp.json().get("data", []))
-        rendered = await server.render(conversation())
-        if rendered is None or SENTINELS[0] not in rendered:
-            rendered = await server.render(conversation(system=False))
-        if rendered is None:
-            return None
+        server = TemplateServer(base_url, model, http)
+        await server.find_engine()
+        layout = await _rendered_layout(server)
+        if layout is None:
+            return "the server renders none for it"
+        if server.engine == LLAMA_CPP and await server.fell_back():
+            return ("its GGUF carries none, and llama-server would lay it out in its built-in "
+                    "ChatML; --prompt-format chatml to use that anyway")
         bos = await server.bos()
-        layout = cut(rendered, model, bos)
+        if bos:
+            layout = dataclasses.replace(layout, start=layout.start.removeprefix(bos))
         pieces = (layout.start, layout.system_end, layout.user_end, layout.assistant_end,
                   layout.reply_open, bos)
         markers = await server.markers([p for p in pieces if p])
-        return ChatLayout(**{**layout.__dict__, "markers": markers})
+        return dataclasses.replace(layout, markers=markers)
+
+
+async def _rendered_layout(server: TemplateServer) -> ChatLayout | None:
+    """The layout of the sentinel conversation as SERVER renders it, with a system message
+    or, where that is refused or loses a message, with the system text in the first user
+    message; None when the model has no template."""
+    refusal, failure = "", ActiveRagError("")
+    for system in (True, False):
+        try:
+            rendered = await server.render(conversation(system))
+        except Refused as exc:
+            refusal = refusal or str(exc)
+            continue
+        if rendered is None:
+            return None
+        try:
+            return cut(rendered, server.model)
+        except ActiveRagError as exc:
+            failure = exc
+    if refusal:
+        raise ActiveRagError(
+            f"the server at {server.v1} refused to lay out a conversation in the chat template "
+            f"of {server.model!r}: {refusal}; choose --prompt-format chatml or plain (on ask, "
+            "eval or sweep)")
+    raise failure
 
 
 _layouts: dict[tuple[str, str], ChatLayout | None] = {}
@@ -181,19 +177,24 @@ async def layout_of(base_url: str, model: str) -> ChatLayout | None:
         async with lock:
             if key not in _layouts:
                 try:
-                    _layouts[key] = await learn(base_url, model)
+                    learned = await _learn(base_url, model, 60.0)
                 except httpx.HTTPError as exc:
                     raise ActiveRagError(
                         f"could not ask the server at {base_url} for {model!r}'s chat template "
                         f"({exc!r}); start it, or choose --prompt-format chatml or plain"
                     ) from exc
-                if _layouts[key] is None:
-                    log.warning("%s at %s has no chat template: its prompts are laid out "
-                                "plain (prompt_format auto)", model, base_url)
+                if isinstance(learned, str):
+                    log.warning("%s at %s has no chat template (%s): its prompts are laid out "
+                                "plain (prompt_format auto)", model, base_url, learned)
+                _layouts[key] = learned if isinstance(learned, ChatLayout) else None
     return _layouts[key]
 
 
-def forget() -> None:
-    """Drop the layouts learned (tests; a server restarted with another template)."""
-    _layouts.clear()
-    _locks.clear()
+def forget(base_url: str | None = None) -> None:
+    """Drop the layouts learned (of BASE_URL only, when given): tests, and a server started
+    anew there, perhaps with another engine or template."""
+    for key in [k for k in _layouts if base_url is None or k[0] == base_url.rstrip("/")]:
+        del _layouts[key]
+        _locks.pop(key, None)
+    if base_url is None:
+        _locks.clear()

@@ -50,12 +50,12 @@ LLAMA_TEST_WINDOW = 4096
 
 @pytest.fixture(scope="session")
 def llama_url() -> Iterator[str]:
-    """llama.cpp's llama-server, built from the pinned source on first use (about 13 minutes on
-    2 cores, then kept under ACTIVERAG_HOME), serving SmolLM2's GGUF as shipped on a port of
-    its own with 4 slots. ACTIVERAG_TEST_LLAMA_URL points the tests at a running one."""
+    """llama.cpp's llama-server, built from the pinned source on first use (6-13 minutes on 2
+    cores, then kept under ACTIVERAG_HOME), serving SmolLM2's GGUF as shipped on a port of its
+    own with the default slots (`serve`'s --parallel). ACTIVERAG_TEST_LLAMA_URL points the
+    tests at a running one."""
     yield from _session_server("ACTIVERAG_TEST_LLAMA_URL", "ACTIVERAG_TEST_LLAMA_PORT",
-                               FAST_MODEL, LLAMA_TEST_WINDOW,
-                               launch=server.Launch("llama.cpp", parallel=4))
+                               FAST_MODEL, LLAMA_TEST_WINDOW, launch=server.Launch("llama.cpp"))
 
 
 def _session_server(url_var: str, port_var: str, model: CatalogueModel,

@@ -16,6 +16,7 @@ from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.serving.dialect import LLAMA_CPP
 from activerag.serving.lm import VLLMClient
 from activerag.serving.probe import probe
+from activerag.serving.server import Launch
 from activerag.serving.token_lm import VLLMTokens
 
 pytestmark = pytest.mark.integration
@@ -23,7 +24,7 @@ QUESTIONS = [q["question"] for q in load_demo_questions()]
 ON_LLAMA = ["none", "single", "flare", "flare_explicit", "flare_combined", "flare_instruct",
             "self_ask", "previous_window", "replug", "replug_token", "replug_vote", "single_k10",
             "flare_replug", "ircot", "gate_entropy_max", "flare_etc", "dragin_lite", "app",
-            "adaptive_rag_prompt", "flare_seakr"]
+            "adaptive_rag_prompt", "flare_seakr", "gate_lexsim"]
 """Every family the doctor says runs on llama-server: the FLARE family, REPLUG's token and
 agree ensembles, IRCoT, a gate, ETC, DRAGIN-lite, SeaKR-lite, Adaptive-RAG and the app."""
 
@@ -35,22 +36,18 @@ def test_the_probe_finds_llama_server_and_every_ability_but_echo(llama_url):
     assert found.found == {"completions", "stream", "logprobs", "top_logprobs", "n",
                            "token_ids", "tokenize", "logit_bias", "chat"}
     assert "echo" in found.why
-    assert found.most_n == 4  # its slots (--parallel 4) cap n
+    assert found.most_n == Launch().parallel  # its slots (serve's default --parallel) cap n
 
 
-def test_doctor_lists_every_method_but_those_that_score_prompts_or_outsample_it(llama_url,
-                                                                                 capsys):
-    """On 4 slots: not replug_rescore (echo), nor gate_lexsim (10 samples in one request) nor
-    FB-RAG's two samplers (5 by default)."""
+def test_doctor_lists_every_method_but_the_echo_ones_at_the_defaults(llama_url, capsys):
+    """At `serve`'s default slots every method runs but replug_rescore, which scores prompts
+    (echo); on 5 slots gate_lexsim's 10 samples in one request were refused too."""
     assert main(["doctor", llama_url]) == 0
     out = capsys.readouterr().out
     assert f"({LLAMA_CPP})" in out.splitlines()[0]
-    assert f"methods that run here ({len(METHODS) - 4} of {len(METHODS)})" in out
+    assert f"methods that run here ({len(METHODS) - 1} of {len(METHODS)})" in out
     stopped = out.split("methods that do not: ")[1].strip().split("; ")
-    samples = "(needs n >= {} (samples in one request))"
-    assert sorted(stopped) == sorted([
-        "replug_rescore (needs echo)", f"gate_lexsim {samples.format(10)}",
-        f"fb_rag {samples.format(5)}", f"fb_rag_fb {samples.format(5)}"])
+    assert stopped == ["replug_rescore (needs echo)"]
 
 
 async def test_the_client_reads_its_logprobs_and_finds_its_stops(llama_url):
