@@ -141,15 +141,17 @@ class Parts:
         return self.memo[key]  # type: ignore[return-value]
 
     async def layout_for(self, ctx: ServingContext, fmt: str | None = None,
-                         base_url: str | None = None, model: str | None = None) -> Layout:
+                         base_url: str | None = None, model: str | None = None,
+                         tokens: bool = False) -> Layout:
         """The layout of the context's prompt_format (FMT: another of its formats): auto is the
         served model's own template, learned from the server at BASE_URL (default: the
-        context's) serving MODEL (default: the LM's). Given an LM of its own (a scripted one)
-        that carries no `chat_layout`, auto lays out ChatML and says so once."""
+        context's) serving MODEL (default: the LM's). Given an LM of its own (a scripted one;
+        TOKENS: the token-level LM, for a prompt it reads) that carries no `chat_layout`, auto
+        lays out ChatML and says so once."""
         fmt = fmt or ctx.prompt_format
         if fmt != "auto":
             return fmt  # type: ignore[return-value]
-        given = self.lm if self.lm is not None else self.token_lm
+        given = self.token_lm if tokens else self.lm
         if given is not None and base_url is None:
             own = getattr(given, "chat_layout", None)
             if own is None:

@@ -40,7 +40,7 @@ def make_ensemble_sentence(parts: Parts, lookahead: int = 8, top: int = 20) -> A
         task = await shots(parts, ctx, per_exemplar=1)
         budget = min(ctx.max_sentence_tokens,
                      ctx.max_answer_tokens - state.get("answer_tokens", 0))
-        layout = await parts.layout_for(ctx)
+        layout = await parts.layout_for(ctx, tokens=True)
         docs, prompts, cuts = await fit_documents(
             lm, docs, lambda d: answer_prompt(state["question"], state.get("answer", ""), [d],
                                               layout, task), max(1, budget))

@@ -70,7 +70,7 @@ def make_retrieve(parts: Parts) -> Any:
                                  "REPLUG needs at least one document to ensemble")
         lm = await parts.token_lm_for(ctx)
         task = await shots(parts, ctx, per_exemplar=1)
-        layout = await parts.layout_for(ctx)
+        layout = await parts.layout_for(ctx, tokens=True)
         docs, prompts, cuts = await fit_documents(
             lm, docs, lambda d: answer_prompt(state["question"], "", [d], layout, task),
             ctx.max_answer_tokens)
