@@ -252,7 +252,7 @@ def _llama_launch(settings: Settings, gguf: Path | None, max_model_len: int | No
 
 def _cache_args(launch: Launch) -> list[str]:
     """The flags that turn the engine's prompt cache off, where LAUNCH asks for that."""
-    return [] if launch.prompt_cache else list(NO_PROMPT_CACHE[launch.engine])
+    return [] if launch.prompt_cache else list(NO_PROMPT_CACHE[launch.engine or "vllm"])
 
 
 def forget_server_state(settings: Settings, base_url: str) -> None:
@@ -278,7 +278,7 @@ def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None
     else:
         cmd, env = _vllm_launch(settings, model_dir, max_model_len, served_name, model, launch)
     settings.home.mkdir(parents=True, exist_ok=True)
-    log = log_file(settings, launch.engine)
+    log = log_file(settings, launch.engine or "vllm")
     env.update(api_key_env(settings.host))
     what = "vLLM (" + ("GPU" if gpu_visible() else "CPU") + ")" if launch.engine == "vllm" \
         else "llama-server"
