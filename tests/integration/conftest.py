@@ -8,7 +8,7 @@ import pytest
 
 from activerag.demo import DEMO_CORPUS
 from activerag.serving import running, server
-from activerag.serving.catalogue import DEFAULT_MODEL, FAST_MODEL, CatalogueModel
+from activerag.serving.catalogue import CPU_VLLM_MODEL, FAST_MODEL, CatalogueModel
 from activerag.stores.corpus import Corpus
 from activerag.testing import processes as realprocs
 
@@ -36,12 +36,12 @@ a long context must be cut to fit."""
 
 @pytest.fixture(scope="session")
 def strong_url() -> Iterator[str]:
-    """FB-RAG's strong reader, its default: the default model from the catalogue (fetched,
-    checked, converted and served by the code users run), on a port of its own, with a
-    STRONG_TEST_WINDOW-token window. ACTIVERAG_TEST_STRONG_URL points the tests at a running
+    """FB-RAG's strong reader on vLLM: the default model of vLLM's CPU build (Qwen2.5-Coder-0.5B,
+    fetched, checked, converted and served by the code users run), on a port of its own, with
+    a STRONG_TEST_WINDOW-token window. ACTIVERAG_TEST_STRONG_URL points the tests at a running
     one instead."""
     yield from _session_server("ACTIVERAG_TEST_STRONG_URL", "ACTIVERAG_TEST_STRONG_PORT",
-                               DEFAULT_MODEL, STRONG_TEST_WINDOW)
+                               CPU_VLLM_MODEL, STRONG_TEST_WINDOW)
 
 
 LLAMA_TEST_WINDOW = 4096
