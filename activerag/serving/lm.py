@@ -166,10 +166,18 @@ class VLLMClient:
         try:
             await self._stream(params, cut, client_stops, got)
         except (openai.OpenAIError, httpx.HTTPError) as exc:
+            if isinstance(exc, openai.APIConnectionError | httpx.TransportError):
+                # the server went away: the one that answers next on this URL (restarted) may
+                # be the other engine, which takes other requests and connections
+                self._engine = None
+                self._llms.clear()
             raise translate(exc, self.base_url, self.model, self.timeout) from exc
         text, tokens, end = got.text, got.tokens, got.end
         check_alternatives(tokens, self.top_logprobs, self.base_url)
-        generated = len(tokens) if self.top_logprobs else got.completion_tokens
+        # llama-server gives a character split over tokens one logprob entry: its usage counts
+        # every token generated
+        generated = (max(len(tokens), got.completion_tokens) if self.top_logprobs
+                     else got.completion_tokens)
         cut_early = end is not None
         if end is None and cut is not None:
             end = cut(text, True)
@@ -206,7 +214,7 @@ class VLLMClient:
         # asked first whatever the stops: the engine also decides how connections are kept
         if await self.engine() != LLAMA_CPP and stop:
             params["stop"] = stop
-            params["extra_body"] = {"include_stop_str_in_output": True}
+            params["extra_body"] = {"include_stop_str_in_output": False}
         if logit_bias:
             params["logit_bias"] = {str(k): v for k, v in logit_bias.items()}
         return params, client_stops

@@ -176,6 +176,9 @@ class VLLMTokens:
         except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:
             raise busy_error(self.base_url, self.timeout) from exc
         except httpx.HTTPError as exc:
+            # the server went away: the one that answers next (restarted on this URL) may be
+            # the other engine, with another context length, so both are asked again
+            self._engine = self._window = None
             # httpx's own errors can have an empty text; their repr still names them
             raise unreachable_error(self.base_url, repr(exc)) from exc
         if resp.status_code >= 500:

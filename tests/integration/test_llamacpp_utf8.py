@@ -78,6 +78,7 @@ async def test_min_prob_sees_only_the_token_that_completes_a_character(url):
     ids, entries = out["tokens"], out["completion_probabilities"]
     assert [t.logprob for t in gen.tokens] == pytest.approx([e["logprob"] for e in entries])
     assert len(gen.tokens) < len(ids)
+    assert gen.generated_tokens == len(ids)  # the cost counts every token, not the entries
     first = gen.tokens[0]
     assert entries[0]["id"] != ids[0], "the answer no longer opens with a split character"
     # the first half's probability: banned, another token is drawn, and the raw alternatives
