@@ -214,7 +214,7 @@ class VLLMClient:
         # asked first whatever the stops: the engine also decides how connections are kept
         if await self.engine() != LLAMA_CPP and stop:
             params["stop"] = stop
-            params["extra_body"] = {"include_stop_str_in_output": False}
+            params["extra_body"] = {"include_stop_str_in_output": True}
         if logit_bias:
             params["logit_bias"] = {str(k): v for k, v in logit_bias.items()}
         return params, client_stops
