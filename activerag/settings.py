@@ -12,7 +12,9 @@ from activerag.errors import ActiveRagError, SettingError
 
 
 def _home() -> Path:
-    return Path(os.environ.get("ACTIVERAG_HOME", Path.home() / ".cache" / "activerag"))
+    """ACTIVERAG_HOME, else ~/.cache/activerag (blank counts as unset, as for every variable)."""
+    given = os.environ.get("ACTIVERAG_HOME", "").strip()
+    return Path(given) if given else Path.home() / ".cache" / "activerag"
 
 
 class Settings(BaseModel):
@@ -37,6 +39,10 @@ class Settings(BaseModel):
                for name in ("host", "port", "base_url", "model", "store_dir", "chroma_url")}
         given = {k: v for k, v in env.items() if v}
         lm_timeout()
+        home = _home()
+        if home.exists() and not home.is_dir():
+            raise SettingError(f"ACTIVERAG_HOME={str(home)!r} is a file, not a folder; point it "
+                               "at a folder (it is made when missing) or unset it")
         try:
             return cls.model_validate(given)
         except ValidationError as exc:

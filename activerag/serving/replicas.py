@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import itertools
 import logging
+import math
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -21,7 +22,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-from activerag.errors import LMServerUnreachable, ModelMismatch
+from activerag.errors import LMServerUnreachable, ModelMismatch, SettingError
 from activerag.serving.lm import LMServerError
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,15 @@ def home(key: str, n: int) -> int:
 def reconnect_seconds() -> float:
     """How long a run waits for servers that answered before and then all went away (a
     restart): ACTIVERAG_LM_RECONNECT, else 120. Servers that never answered fail at once."""
-    return float(os.environ.get("ACTIVERAG_LM_RECONNECT", "120"))
+    raw = os.environ.get("ACTIVERAG_LM_RECONNECT", "120")
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise SettingError(f"ACTIVERAG_LM_RECONNECT={raw!r} is not a number of seconds (0 or "
+                           "more); set it to one (e.g. 120) or unset it")
+    return seconds
 
 
 class Replicas:
