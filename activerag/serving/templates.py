@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from activerag.errors import ActiveRagError
+from activerag.errors import ActiveRagError, LMServerUnreachable
 from activerag.serving.dialect import LLAMA_CPP
 from activerag.serving.security import auth_headers
 from activerag.serving.template_render import Refused, TemplateServer
@@ -179,7 +179,10 @@ async def layout_of(base_url: str, model: str) -> ChatLayout | None:
                 try:
                     learned = await _learn(base_url, model, 60.0)
                 except httpx.HTTPError as exc:
-                    raise ActiveRagError(
+                    # a server that does not answer is unreachable, as for any other request
+                    error = (LMServerUnreachable if isinstance(exc, httpx.TransportError)
+                             else ActiveRagError)
+                    raise error(
                         f"could not ask the server at {base_url} for {model!r}'s chat template "
                         f"({exc!r}); start it, or choose --prompt-format chatml or plain"
                     ) from exc

@@ -93,7 +93,7 @@ async def flare_prompts(parts: Parts, state: FlareState, ctx: FlareContext,
                         docs: Sequence[Document]) -> list[str]:
     """FLARE's prompt for the regenerated sentence (the run's exemplars) over DOCS."""
     return [answer_prompt(state["question"], state.get("answer", ""), docs,
-                          await parts.layout_for(ctx), await shots(parts, ctx))]
+                          await parts.layout_for(ctx, tokens=True), await shots(parts, ctx))]
 
 
 async def ircot_prompts(parts: Parts, state: FlareState, ctx: FlareContext,
@@ -106,7 +106,7 @@ async def ircot_prompts(parts: Parts, state: FlareState, ctx: FlareContext,
     n: int | None = min(cast(IRCoTState, state).get("shots", ctx.ircot_shots),
                         len(task.exemplars))
     texts = []
-    layout = await parts.layout_for(ctx)
+    layout = await parts.layout_for(ctx, tokens=True)
     while n is not None:
         kept = replace(task, exemplars=task.exemplars[len(task.exemplars) - n:])
         texts.append(ircot_prompt(state["question"], state.get("answer", ""), docs,

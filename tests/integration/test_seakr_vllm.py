@@ -10,6 +10,7 @@ from activerag.graphs.seakr import flare_seakr_graph
 from activerag.nodes.prompts import COT_TASK, answer_prompt
 from activerag.nodes.seakr.context import SeakrContext
 from activerag.serving.running import server_models
+from activerag.serving.templates import layout_of
 from activerag.serving.token_lm import VLLMTokens
 from activerag.stores.corpus import Corpus
 
@@ -56,8 +57,9 @@ async def test_flare_seakr_keeps_the_lowest_entropy_documents(vllm_url, demo_sto
     pool = Corpus(demo_store).retriever("bm25", 50, "").invoke(query)
     by_id = {d.id: d for d in pool}
     lm = VLLMTokens(vllm_url, server_models(vllm_url)[0])
+    layout = await layout_of(vllm_url, lm.model)  # prompt_format auto, as the run laid it out
     for entry in sorted(first["rerank"], key=lambda e: e["entropy"])[::len(first["rerank"]) - 1]:
-        prompt = answer_prompt(QUESTION, "", [by_id[entry["doc_id"]]], ctx.prompt_format,
+        prompt = answer_prompt(QUESTION, "", [by_id[entry["doc_id"]]], layout or "plain",
                                COT_TASK)
         again = await lm.steps(await lm.tokenize(prompt), ctx.rerank_tokens, 20)
         assert len(again.positions) == entry["tokens"]
