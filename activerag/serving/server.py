@@ -290,7 +290,10 @@ def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None
     try:
         models = wait_until_ready(base_url, proc, log, timeout)
     except ActiveRagError:
-        stop_server(settings)
+        if proc.poll() is None:
+            stop_server(settings)
+        else:  # it exited (and was reaped here): only its pid file is left
+            pid_path(settings).unlink(missing_ok=True)
         if (launch.engine == "llama.cpp" and machine.died_of_cpu_fault(proc.returncode)
                 and "--no-repack" not in cmd):
             (Path(cmd[0]).parent / machine.REPACK_FAILED).touch()
