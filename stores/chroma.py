@@ -23,7 +23,7 @@ def _client(path: Path | None, url: str | None) -> Any:
     settings = ChromaSettings(anonymized_telemetry=False)
     if url:
         parsed = urlparse(url)
-        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        if parsed.scheme not in ("http", "https"):
             raise ActiveRagError(f"the Chroma server URL {url!r} (ACTIVERAG_CHROMA_URL or "
                                  "--chroma-url) is not an http(s) URL; give one such as "
                                  "http://127.0.0.1:8000")
