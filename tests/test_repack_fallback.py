@@ -6,9 +6,10 @@ is given --no-repack; nothing else is faked."""
 
 from __future__ import annotations
 
-import socket
 import sys
 from pathlib import Path
+
+from test_server_start import free_port
 
 from activerag.serving import llamacpp, machine, server
 from activerag.serving.catalogue import KvShape
@@ -28,12 +29,6 @@ class H(http.server.BaseHTTPRequestHandler):
 port = int(sys.argv[sys.argv.index("--port") + 1])
 http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_a_crash_at_start_is_retried_once_without_repacking(tmp_path: Path, monkeypatch,
