@@ -9,6 +9,7 @@ import types
 import pytest
 
 from activerag.serving import server
+from activerag.serving.catalogue import CPU_VLLM_MODEL
 from activerag.settings import Settings
 
 KV = "VLLM_CPU_KVCACHE_SPACE"
@@ -19,7 +20,7 @@ def launch_env(tmp_path, monkeypatch, gpu: bool) -> dict[str, str]:
     monkeypatch.setattr(server, "gpu_visible", lambda: gpu)
     monkeypatch.setattr(server, "check_model_dir", lambda path: path)
     _, env = server._vllm_launch(Settings(home=tmp_path), tmp_path, 2048, None,
-                                 server.CPU_VLLM_MODEL, server.Launch("vllm"))
+                                 CPU_VLLM_MODEL, server.Launch("vllm"))
     return env
 
 
@@ -47,7 +48,7 @@ def test_no_prompt_cache_turns_vllm_s_prefix_caching_off(tmp_path, monkeypatch):
 
     def command(launch: server.Launch) -> list[str]:
         return server._vllm_launch(Settings(home=tmp_path), tmp_path, 2048, None,
-                                   server.CPU_VLLM_MODEL, launch)[0]
+                                   CPU_VLLM_MODEL, launch)[0]
 
     assert "--no-enable-prefix-caching" in command(server.Launch("vllm", prompt_cache=False))
     assert "--no-enable-prefix-caching" not in command(server.Launch("vllm"))

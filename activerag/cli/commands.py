@@ -42,13 +42,16 @@ def gguf_dir(settings: Settings, gguf: Path) -> Path:
 def serve(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.errors import ModelFileMissing
     from activerag.serving import server
-    from activerag.serving.catalogue import catalogue_model, default_model
+    from activerag.serving.catalogue import catalogue_model
     from activerag.serving.hardware import engine_choice
 
+    # without --model, start_server serves the default of the engine it chooses
+    model = catalogue_model(args.model) if args.model else None
+    # the port: --port, else ACTIVERAG_PORT, else the default server's (no --model) or the
+    # catalogue model's own
+    port = args.port or (model.port if model and not os.environ.get("ACTIVERAG_PORT")
+                         else settings.port)
     if args.stop:
-        model = catalogue_model(args.model) if args.model else None
-        port = args.port or (model.port if model and not os.environ.get("ACTIVERAG_PORT")
-                             else settings.port)
         chosen = args.port or args.model or os.environ.get("ACTIVERAG_PORT")
         ports = [port] if chosen else server.managed_ports(settings)
         stopped = [p for p in ports if server.stop_server(settings.model_copy(update={"port": p}))]
@@ -57,13 +60,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     # a Hugging Face folder is vLLM's to serve; else, without --engine, this machine's fastest
     given = getattr(args, "engine", None) or ("vllm" if args.model_dir else None)
-    choice = engine_choice(given)
-    engine = choice.engine
-    model = catalogue_model(args.model) if args.model else default_model(engine, choice.gpu)
-    # the port: --port, else ACTIVERAG_PORT, else the default server's (no --model) or the
-    # catalogue model's own
-    port = args.port or (model.port if args.model and not os.environ.get("ACTIVERAG_PORT")
-                         else settings.port)
+    engine = engine_choice(given).engine
     settings = settings.model_copy(update={"port": port})
     at_least_one(args, "parallel", "threads", "max_model_len")
     model_dir = Path(args.model_dir) if args.model_dir else None

@@ -66,6 +66,11 @@ class CatalogueModel:
     token, more than any model of the catalogue's size)."""
 
     @property
+    def weights_gb(self) -> float:
+        """The GGUF's size in GiB: the weights llama-server holds as shipped."""
+        return self.megabytes * 1e6 / GIB
+
+    @property
     def gguf_name(self) -> str:
         if self.gguf_file:
             return self.gguf_file
@@ -231,8 +236,7 @@ def memory_gb(model: CatalogueModel, engine: str = "vllm", context: int | None =
     the model's) for each of PARALLEL slots."""
     if engine != "llama.cpp":
         return model.server_gb
-    return llama_gb(model.megabytes * 1e6 / GIB, model.kv, context or model.max_model_len,
-                    parallel)
+    return llama_gb(model.weights_gb, model.kv, context or model.max_model_len, parallel)
 
 
 def check_fits(model: CatalogueModel, max_model_len: int, free_gb: float,
@@ -245,8 +249,8 @@ def check_fits(model: CatalogueModel, max_model_len: int, free_gb: float,
             f"{model.key} was trained on contexts of up to {model.trained_context} tokens; "
             f"--max-model-len {max_model_len} is longer. Ask for at most {model.trained_context}")
     if engine == "llama.cpp":
-        return check_llama_fits(model.key, model.megabytes * 1e6 / GIB, model.kv,
-                                max_model_len, parallel, free_gb)
+        return check_llama_fits(model.key, model.weights_gb, model.kv, max_model_len, parallel,
+                                free_gb)
     need = memory_gb(model, engine)
     if free_gb < need:
         others = ", ".join(f"{m.key} ({memory_gb(m, engine):g} GB)" for m in CATALOGUE.values()

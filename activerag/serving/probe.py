@@ -63,10 +63,7 @@ def _probe_one(url: str, model: str | None, cache_file: Path | None, fresh: bool
     if cache_file is not None:
         kept_all = _read(cache_file)
         kept_all[f"{url} {model or ''}"] = kept_all[f"{url} {found.model}"] = found.as_json()
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(kept_all, indent=1, sort_keys=True), encoding="utf-8")
-        tmp.replace(cache_file)
+        _write(cache_file, kept_all)
     return found
 
 
@@ -76,6 +73,14 @@ def _read(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _write(path: Path, kept: dict[str, Any]) -> None:
+    """KEPT as the probe file PATH, whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(kept, indent=1, sort_keys=True), encoding="utf-8")
+    tmp.replace(path)
 
 
 def forget(url: str | None = None, cache_file: Path | None = None) -> None:
@@ -92,6 +97,4 @@ def forget(url: str | None = None, cache_file: Path | None = None) -> None:
     kept = _read(cache_file)
     left = {k: v for k, v in kept.items() if k.split(" ", 1)[0] != url}
     if left != kept:
-        tmp = cache_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(left, indent=1, sort_keys=True), encoding="utf-8")
-        tmp.replace(cache_file)
+        _write(cache_file, left)

@@ -14,7 +14,6 @@ from pathlib import Path
 from activerag.errors import ActiveRagError, LMServerUnreachable
 from activerag.serving import llamacpp, machine, say
 from activerag.serving.catalogue import (
-    CPU_VLLM_MODEL,  # noqa: F401 (the CPU vLLM default, also from here)
     CatalogueModel,
     available_gb,
     check_engine,
@@ -133,7 +132,7 @@ class Launch:
     request's n samples take a slot each: 10 lets gate_lexsim's 10 samples, and FB-RAG's 5,
     share one request; a slot holds no memory beyond its share of the KV cache)."""
     threads: int | None = None
-    """llama.cpp: threads (default: every core)."""
+    """llama.cpp: threads (default: the cores this process may use, machine.usable_cores)."""
     chat_template: str | None = None
     """The engine's built-in template (llama.cpp) or a template file (vLLM) to serve with,
     instead of the model's own."""
