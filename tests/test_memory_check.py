@@ -282,6 +282,9 @@ def test_a_damaged_header_is_refused_with_what_is_wrong(tmp_path: Path):
             r"\(a value of unknown type 2147483648\)")  # in an array
     refused(start + struct.pack("<Q", 1) + _value(8, "k") + struct.pack("<IIQ", 9, 5, 2 ** 63),
             "cut short or damaged")  # 2**63 int32s, not -2**63
+    refused(start + struct.pack("<QQ", 1, 2 ** 63), "cut short or damaged")  # a key's length
+    refused(start + struct.pack("<Q", 1) + _value(8, "k") + struct.pack("<IQ", 8, 2 ** 63),
+            "cut short or damaged")  # a string value's length
     refused(b"GGUF" + struct.pack("<IQQ", 2 ** 31 + 2, 0, 0),
             "is GGUF version 2147483650; llama.cpp here reads versions 2 and 3$")
     refused(b"GGU", "does not begin with GGUF\\); llama.cpp serves .gguf model files$")

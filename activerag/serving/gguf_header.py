@@ -66,7 +66,7 @@ def gguf_metadata(gguf: Path) -> dict[str, object]:
     except FileNotFoundError as exc:
         raise ModelFileMissing(f"GGUF file {gguf} does not exist; pass an existing .gguf "
                                "file") from exc
-    except (EOFError, ValueError) as exc:
+    except (EOFError, ValueError, OverflowError, MemoryError) as exc:
         raise ActiveRagError(f"{gguf}'s GGUF header is cut short or damaged ({exc}); fetch the "
                              "file again") from exc
 
