@@ -46,7 +46,8 @@ def build_flare_graph(
                retry_policy=LM_RETRY)
     g.add_node("retrieve", retrieve or loop.make_retrieve(parts),
                retry_policy=LM_RETRY if retrieve else None)
-    g.add_node("regenerate", regenerate or loop.make_generate(parts, "sentence"),
+    g.add_node("regenerate", regenerate or loop.make_generate(parts, "sentence",
+                                                              reuse_draft=True),
                retry_policy=LM_RETRY)
     g.add_node("accept", loop.make_accept(parts))
     g.add_edge("draft", "confidence_gate")

@@ -185,13 +185,45 @@ def unit_update(gen: Generation, **extra: Any) -> Update:
                      **extra}, **lm_cost(gen)}
 
 
+def same_documents(a: Sequence[Document], b: Sequence[Document]) -> bool:
+    """A and B are the same documents in the same order, as a prompt shows them."""
+    def shown(docs: Sequence[Document]) -> list[tuple[object, ...]]:
+        return [(d.id, d.metadata.get("title", ""), d.page_content) for d in docs]
+
+    return shown(a) == shown(b)
+
+
+def redraft(state: FlareState, docs: Sequence[Document]) -> Update | None:
+    """The step's draft as the regenerated unit, when the retrieval brought back exactly the
+    documents it was written with: the regeneration's prompt would be the draft's own, and a
+    greedy LM writes the same text again (a cached run returns the draft's entry for it). None
+    when the documents differ or the step has no draft."""
+    step = state.get("step", {})
+    if "draft" not in step or not same_documents(step.get("seen", []), docs):
+        return None
+    tokens = step.get("tokens", [])
+    return {"step": {"sentence": step["draft"], "sentence_tokens": tokens,
+                     "sentence_finished": step.get("finished", False),
+                     "sentence_complete": step.get("complete", False), "seen": docs},
+            "decision": {"node": node_name() or "regenerate", "text": step["draft"],
+                         "min_prob": min((p for _, p, _ in tokens), default=None),
+                         "redrafted": "the retrieval returned the draft's own documents: its "
+                                      "prompt is the draft's, so the draft is kept unasked"}}
+
+
 def make_generate(parts: Parts, unit: Unit = "sentence",
-                  prompt: PromptFn = answer_prompt) -> FlareNode:
-    """Node: the next unit, conditioned on this step's documents (or the kept ones, §2.3)."""
+                  prompt: PromptFn = answer_prompt, reuse_draft: bool = False) -> FlareNode:
+    """Node: the next unit, conditioned on this step's documents (or the kept ones, §2.3).
+
+    REUSE_DRAFT (FLARE's regeneration, whose prompt is the draft's with the new documents):
+    when the documents are the draft's own, the draft is the unit (`redraft`), and no request
+    is made."""
 
     async def generate(state: FlareState, runtime: Runtime[FlareContext]) -> Update:
         ctx = runtime.context
         docs = prompt_documents(state, ctx)
+        if reuse_draft and (same := redraft(state, docs)) is not None:
+            return same
         gen = await generate_unit(parts, state, ctx, unit, docs, prompt)
         # the trace then names every document the unit saw, D_x included when combined
         return {**unit_update(gen, seen=docs), "decision": written(gen)}

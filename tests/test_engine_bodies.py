@@ -7,7 +7,9 @@ the bodies it received, whole, with the ones written here for that engine."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -18,8 +20,9 @@ import pytest
 from fakeserver import QuietHandler, serving
 
 from activerag.errors import NoLogprobs
-from activerag.serving import templates
+from activerag.serving import slots, templates
 from activerag.serving.dialect import LLAMA_CPP, VLLM
+from activerag.serving.generation import ServerTimes
 from activerag.serving.lm import VLLMClient
 from activerag.serving.probe_requests import ask
 from activerag.serving.template_render import CHATML_FALLBACK
@@ -230,7 +233,8 @@ class _Handler(QuietHandler):
         k = body.get("logprobs")
         as_ids = bool(body.get("return_tokens_as_token_ids"))
         if body.get("stream"):
-            self._stream(words, ids, k, as_ids, finish, len(prompt_ids))
+            self._stream(words, ids, k, as_ids, finish, len(prompt_ids),
+                         bool(body.get("timings_per_token")))
             return
         choices = []
         for n in range(body.get("n", 1)):
@@ -251,8 +255,9 @@ class _Handler(QuietHandler):
                                                        "completion_tokens": len(words)}})
 
     def _stream(self, words: list[str], ids: list[int], k: int | None, as_ids: bool,
-                finish: str, prompt_tokens: int) -> None:
-        """vLLM: usage in every chunk (the client asks for it); llama-server: in the last."""
+                finish: str, prompt_tokens: int, timings: bool = False) -> None:
+        """vLLM: usage in every chunk (the client asks for it); llama-server: in the last, and
+        with TIMINGS its prefill and decode times in every chunk (TIMED's numbers)."""
         fake = self.fake
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -269,6 +274,12 @@ class _Handler(QuietHandler):
                     "id": "cmpl-fake", "object": "text_completion", "created": 0,
                     "model": MODEL, "choices": [{"index": 0, "text": word, "logprobs": lp,
                                                  "finish_reason": finish if last else None}]}
+                if fake.llama and timings:
+                    chunk["timings"] = {"cache_n": TIMED["cache_n"],
+                                        "prompt_n": prompt_tokens - TIMED["cache_n"],
+                                        "prompt_ms": TIMED["prompt_ms"], "predicted_n": i + 1,
+                                        "predicted_ms": TIMED["per_token_ms"] * (i + 1),
+                                        "predicted_per_second": 1.0}
                 if not fake.llama or last:
                     chunk["usage"] = {"prompt_tokens": prompt_tokens,
                                       "completion_tokens": i + 1,
@@ -278,6 +289,11 @@ class _Handler(QuietHandler):
             self.wfile.write(b"data: [DONE]\n\n")
         except (BrokenPipeError, ConnectionResetError):
             return  # the client closed the stream at a stop string, as it does on llama-server
+
+
+TIMED = {"cache_n": 3, "prompt_ms": 120.5, "per_token_ms": 40.0}
+"""The fake llama-server's timings: 3 prompt tokens from the cache, the rest prefilled in
+120.5 ms, 40 ms per token decoded."""
 
 
 @contextmanager
@@ -297,7 +313,19 @@ def _no_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ACTIVERAG_API_KEY", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_slot_books(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fake may get an earlier one's port: its slots start empty, as a new server's do."""
+    monkeypatch.setattr(slots, "_books", {})
+
+
 STREAMED = {"include_usage": True, "continuous_usage_stats": True}
+OWN = {VLLM: {}, LLAMA_CPP: {"timings_per_token": True, "id_slot": os.getpid() % 4}}
+"""What every completion adds on each engine: llama-server is asked for its prefill and decode
+times on every chunk, and sent to a slot (serving/slots.py: a fresh book starts a process at its
+pid's turn of the fake's 4 slots)."""
+ASKED = {VLLM: ["GET /v1/models"], LLAMA_CPP: ["GET /v1/models", "GET /props"]}
+"""What a client asks before its first completion: llama-server's slots too."""
 
 
 # --- the LM client's completions (serving/lm.py) ---------------------------------------------
@@ -312,10 +340,10 @@ async def generate(engine: str, top: int = 1, **kwargs: Any) -> tuple[Any, Engin
 
 async def test_a_completion_without_stops_is_one_body_on_both_engines(engine):
     gen, fake = await generate(engine, max_tokens=4)
-    assert fake.paths() == ["GET /v1/models", "/v1/completions"]
+    assert fake.paths() == [*ASKED[engine], "/v1/completions"]
     assert fake.bodies("/v1/completions") == [{
         "model": MODEL, "prompt": "Q: where is Gepu?\nA:", "max_tokens": 4, "temperature": 0.0,
-        "logprobs": 1, "stream": True, "stream_options": STREAMED}]
+        "logprobs": 1, "stream": True, "stream_options": STREAMED, **OWN[engine]}]
     assert gen.text == " Gepu lies on the"
     assert [(t.text, t.logprob, t.start) for t in gen.tokens] == [
         (" Gepu", LP, 0), (" lies", LP, 5), (" on", LP, 10), (" the", LP, 13)]
@@ -334,7 +362,7 @@ async def test_stop_strings_go_to_vllm_only_and_the_client_cuts_both(engine):
     assert fake.bodies("/v1/completions") == [{
         "model": MODEL, "prompt": "Q: where is Gepu?\nA:", "max_tokens": 20,
         "temperature": 0.0, "logprobs": 1, "stream": True, "stream_options": STREAMED,
-        **STOP_BODY[engine]}]
+        **STOP_BODY[engine], **OWN[engine]}]
     assert (gen.text, gen.stop_reason, gen.finished) == (" Gepu lies on the Vedria.", "\n", True)
     assert "".join(t.text for t in gen.tokens) == gen.text
 
@@ -344,7 +372,7 @@ async def test_a_logit_bias_and_k_alternatives_are_asked_alike_and_read_alike(en
     assert fake.bodies("/v1/completions") == [{
         "model": MODEL, "prompt": "Q: where is Gepu?\nA:", "max_tokens": 2, "temperature": 0.0,
         "logprobs": 3, "stream": True, "stream_options": STREAMED,
-        "logit_bias": {"7": 5.0, "12": -100.0}}]
+        "logit_bias": {"7": 5.0, "12": -100.0}, **OWN[engine]}]
     # llama-server's chat-shape alternatives are read as vLLM's
     assert [(t.text, t.start, t.top) for t in gen.tokens] == [
         (" Gepu", 0, (LP, LP - 1, LP - 2)), (" lies", 5, (LP, LP - 1, LP - 2))]
@@ -354,8 +382,60 @@ async def test_a_client_that_reads_no_logprobs_asks_for_none(engine):
     gen, fake = await generate(engine, top=0, max_tokens=3)
     assert fake.bodies("/v1/completions") == [{
         "model": MODEL, "prompt": "Q: where is Gepu?\nA:", "max_tokens": 3, "temperature": 0.0,
-        "stream": True, "stream_options": STREAMED}]
+        "stream": True, "stream_options": STREAMED, **OWN[engine]}]
     assert gen.text == " Gepu lies on" and gen.tokens == [] and gen.generated_tokens == 3
+
+
+async def test_llama_server_s_own_times_come_with_each_generation(engine):
+    gen, _ = await generate(engine, max_tokens=4)
+    assert gen.server == ({VLLM: None, LLAMA_CPP: ServerTimes(3, 5, 120.5, 4, 160.0)}[engine])
+
+
+async def test_a_stream_closed_at_a_cut_still_counts_its_prompt(engine):
+    # llama-server's usage comes in the last chunk only, which a cut never reads: the
+    # prompt's size then comes from the timings of the chunks read
+    gen, _ = await generate(engine, max_tokens=4, cut=lambda text, final: 5 if " lies" in text
+                            else None)
+    assert gen.text == " Gepu" and gen.prompt_tokens == 8
+    assert gen.server == ({VLLM: None, LLAMA_CPP: ServerTimes(3, 5, 120.5, 2, 80.0)}[engine])
+
+
+async def test_questions_asked_at_once_on_llama_server_wait_for_the_first_to_warm_slots():
+    fake = Engine(LLAMA_CPP)
+    with serve(fake) as url:
+        client = VLLMClient(url, MODEL)
+        first, second = await asyncio.gather(
+            client.generate("exemplars, Q1", max_tokens=2),
+            client.generate("exemplars, Q2", max_tokens=2))
+    assert first.text == second.text == " Gepu lies"
+    own = os.getpid() % 4
+    warmed = (own + 1) % 4
+    sent = [(b["prompt"], b.get("id_slot"), b["max_tokens"])
+            for b in fake.bodies("/v1/completions")]
+    # the first question alone; then a slot made to hold something and given its prompt (which
+    # llama-server copies from its prompt cache); then the second question, on that slot
+    assert sent == [("exemplars, Q1", own, 2), (".", warmed, 1), ("exemplars, Q1", warmed, 1),
+                    ("exemplars, Q2", warmed, 2)]
+
+
+async def test_vllm_is_sent_no_slot_and_nothing_to_warm():
+    fake = Engine(VLLM)
+    with serve(fake) as url:
+        client = VLLMClient(url, MODEL)
+        await asyncio.gather(client.generate("exemplars, Q1", max_tokens=2),
+                             client.generate("exemplars, Q2", max_tokens=2))
+    bodies = fake.bodies("/v1/completions")
+    assert sorted(b["prompt"] for b in bodies) == ["exemplars, Q1", "exemplars, Q2"]
+    assert not any("id_slot" in b for b in bodies)
+
+
+async def test_a_failed_warming_lets_the_waiting_requests_go(caplog):
+    book = slots.SlotBook(2, seed=0)
+    book.state, book.waiting = slots.WARMING, 1
+    fake = Engine(LLAMA_CPP)
+    with serve(fake) as url:
+        await slots.warm(book, url.replace("/v1", "/nowhere"), MODEL, "P", timeout=5)
+    assert book.state == slots.WARM and "warming llama-server's slots failed" in caplog.text
 
 
 TOKENIZE_BODY = {VLLM: {"model": MODEL, "prompt": "Gepu lies", "add_special_tokens": False},
@@ -367,7 +447,7 @@ async def test_the_lm_client_s_token_ids_use_the_engine_s_tokenize_body(engine):
     fake = Engine(engine)
     with serve(fake) as url:
         ids = await VLLMClient(url, MODEL).token_ids("Gepu lies")
-    assert fake.paths() == ["GET /v1/models", "/tokenize"]  # beside /v1, not under it
+    assert fake.paths() == [*ASKED[engine], "/tokenize"]  # beside /v1, not under it
     assert fake.bodies("/tokenize") == [TOKENIZE_BODY[engine]]
     assert ids == [10, 11]
 

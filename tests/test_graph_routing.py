@@ -35,7 +35,7 @@ async def run(lm: ScriptedLM, **ctx):
 async def test_low_confidence_token_fires_retrieval_with_masked_query():
     lm = ScriptedLM([ends("Alpha Beta was born in Gepu.", low={"Gepu.": 0.3}),
                      ends("Alpha Beta was born in Kelmor.")])
-    out = await run(lm, theta=0.5, beta=0.4)
+    out = await run(lm, theta=0.5, beta=0.4, initial_retrieval=False)
     [step] = out["trace"]
     assert step["retrieved"] is True and step["fallback"] is False
     assert step["min_prob"] == pytest.approx(0.3)
@@ -43,11 +43,40 @@ async def test_low_confidence_token_fires_retrieval_with_masked_query():
     assert step["sentence"] == "Alpha Beta was born in Kelmor."
     assert out["answer"] == "Alpha Beta was born in Kelmor."
     assert len(lm.prompts) == 2
+    # the regeneration sees this step's documents, retrieved with the masked query
+    assert "Alpha Beta was born in Kelmor." not in lm.prompts[0]
+    assert "Alpha Beta was born in Kelmor." in lm.prompts[1]
+    assert step["doc_titles"][0] == "Alpha Beta"
+    assert out["retrieval_steps"] == 1 and out["retrievals"] == 1
+
+
+async def test_a_retrieval_that_brings_back_the_draft_s_own_documents_keeps_the_draft():
+    # the draft saw D_x; the masked query finds the same two documents, so the regeneration's
+    # prompt would be the draft's own, which a greedy LM answers with the draft again
+    lm = ScriptedLM([ends("Alpha Beta was born in Gepu.", low={"Gepu.": 0.3}),
+                     ends("Alpha Beta was born in Kelmor.")])
+    out = await run(lm, theta=0.5, beta=0.4)
+    [step] = out["trace"]
+    assert step["retrieved"] is True and step["queries"] == ["Alpha Beta was born in"]
     # the first draft is conditioned on documents retrieved with the question (Appendix A)
     assert "Search results:" in lm.prompts[0] and "Alpha Beta was born in Kelmor." in lm.prompts[0]
-    # the regeneration sees this step's documents, retrieved with the masked query
-    assert step["doc_titles"][0] == "Alpha Beta"
+    assert len(lm.prompts) == 1 and len(lm.replies) == 1  # the regeneration was not asked
+    assert step["sentence"] == out["answer"] == "Alpha Beta was born in Gepu."
+    assert step["doc_titles"] == ["Alpha Beta"]
+    assert out["lm_calls"] == 1 and out["generated_tokens"] == 6
     assert out["retrieval_steps"] == 2 and out["retrievals"] == 2
+
+
+async def test_a_kept_draft_says_why_in_the_regenerate_decision():
+    lm = ScriptedLM([ends("Alpha Beta was born in Gepu.", low={"Gepu.": 0.3})])
+    decisions = [chunk["decision"] async for chunk in graph(lm).astream(
+        {"question": QUESTION}, context=FlareContext(theta=0.5, beta=0.4),
+        stream_mode="updates") for node, chunk in [next(iter(chunk.items()))]
+        if node == "regenerate"]
+    [decision] = decisions
+    assert decision["text"] == "Alpha Beta was born in Gepu."
+    assert decision["min_prob"] == pytest.approx(0.3)
+    assert "draft's own documents" in decision["redrafted"]
 
 
 async def test_confident_draft_is_accepted_without_retrieval():
@@ -190,7 +219,8 @@ async def test_explicit_queries_ask_one_question_per_uncertain_span():
         sentence("When was Alpha Beta born?") + [("\n", 0.9)],
         ends("Alpha Beta was born in Kelmor."),
     ])
-    out = await run(lm, theta=0.5, beta=0.4, query_formulation="explicit", span_merge_gap=1)
+    out = await run(lm, theta=0.5, beta=0.4, query_formulation="explicit", span_merge_gap=1,
+                    initial_retrieval=False)
     assert out["trace"][0]["queries"] == ["Where was Alpha Beta born?", "When was Alpha Beta born?"]
     assert 'the term/entity/phrase "Gepu"' in lm.prompts[1]
     assert 'the term/entity/phrase "Monday"' in lm.prompts[2]

@@ -102,9 +102,10 @@ async def test_the_pseudo_generations_are_counted_in_the_costs():
     out = await graph(lm, tokens).ainvoke(QUESTION, context=SeakrContext(
         theta=0.5, k=1, rerank_pool=4, rerank_tokens=2))
     calls = steps_calls(tokens)
-    assert len(calls) == 4 and out["lm_calls"] == len(lm.prompts) + 4 == 6
-    # the draft's and the regenerated sentence's 6 words each, then 2 tokens per candidate
-    assert out["generated_tokens"] == 6 + 6 + 4 * 2
+    # the rerank keeps the document the draft saw, so the draft is the sentence (no request)
+    assert len(calls) == 4 and out["lm_calls"] == len(lm.prompts) + 4 == 5
+    # the draft's 6 words, then 2 tokens per candidate
+    assert out["generated_tokens"] == 6 + 4 * 2
     assert out["prompt_tokens"] == (sum(len(p.split()) for p in lm.prompts)
                                     + sum(len(c["prompt"]) for c in calls))
     assert out["retrieval_steps"] == 2  # D_x and the one reranked retrieval

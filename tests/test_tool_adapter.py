@@ -33,7 +33,7 @@ ASKED = "Where was Alpha Beta born?"
 def flare_tool(lm: ScriptedLM):
     graph = build_flare_graph(lm=lm, retriever=memory_retriever(DOCS),
                               splitter=SentenceSplitter())
-    return as_tool(graph, name="flare", context=FlareContext(theta=0.5, k=1))
+    return as_tool(graph, name="flare", context=FlareContext(theta=0.5, k=1, initial_retrieval=False))
 
 
 def replug_tool(lm: ScriptedTokenLM):

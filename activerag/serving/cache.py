@@ -263,7 +263,8 @@ class CachedLM(_Remembered):
             return Generation(**data, prompt=prompt)
         gen = await self.lm.generate(prompt, max_tokens=max_tokens, cut=cut, stop=stop,
                                      logit_bias=logit_bias)
-        value = {k: v for k, v in asdict(gen).items() if k != "prompt"}
+        # a hit costs the server nothing: what it cost the first time is not kept
+        value = {k: v for k, v in asdict(gen).items() if k not in ("prompt", "server")}
         await asyncio.to_thread(self._table.put, key, value)
         return gen
 

@@ -29,6 +29,32 @@ class Token:
         return math.exp(self.logprob)
 
 
+@dataclass(frozen=True)
+class ServerTimes:
+    """The server's own account of one request, as of the last chunk read (llama-server's
+    per-token `timings`; a stream closed at a cut misses the token or two decoded after it)."""
+
+    cached: int
+    """Prompt tokens served from the slot's cache."""
+    prefilled: int
+    """Prompt tokens computed anew."""
+    prefill_ms: float
+    decoded: int
+    decode_ms: float
+
+    @classmethod
+    def of(cls, timings: Any) -> ServerTimes | None:
+        """Read llama-server's `timings` object; None where a chunk carries none."""
+        if not isinstance(timings, dict):
+            return None
+        try:
+            return cls(int(timings.get("cache_n", 0)), int(timings["prompt_n"]),
+                       float(timings["prompt_ms"]), int(timings["predicted_n"]),
+                       float(timings["predicted_ms"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
 @dataclass
 class Generation:
     """What one LM call produced, after trimming."""
@@ -48,6 +74,8 @@ class Generation:
     complete: bool = False
     """The kept text ends where its unit ends: the model stopped there, or the cut saw the
     unit end while the stream went on. False when the token budget ran out first."""
+    server: ServerTimes | None = None
+    """What the server says this request cost (llama-server; None from vLLM or a cache)."""
 
 
 def trim(text: str, tokens: Sequence[Token], end: int) -> tuple[str, list[Token]]:

@@ -23,6 +23,7 @@ from activerag.errors import ModelMismatch
 from activerag.serving.dialect import LLAMA_CPP, VLLM, engine_of, first_stop, tokenize_body
 from activerag.serving.generation import (  # noqa: F401 (Token, Generation, trim: their old home)
     Generation,
+    ServerTimes,
     Token,
     _tokens_of,
     check_alternatives,
@@ -36,6 +37,8 @@ from activerag.serving.lm_errors import (  # noqa: F401 (also imported from here
     unreachable_error,
 )
 from activerag.serving.security import api_key, auth_headers
+from activerag.serving.slots import book_for, slot_count, warm
+from activerag.serving.slots import forget as forget_slots
 from activerag.settings import lm_timeout
 
 # Returns where the text should be cut (a character offset) or None to keep generating;
@@ -83,6 +86,7 @@ class _Streamed:
     sent: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    timings: Any = None
 
 
 class VLLMClient:
@@ -105,15 +109,20 @@ class VLLMClient:
             weakref.WeakKeyDictionary()
         )
         self._engine: str | None = None
+        self._slots: int | None = None
 
     async def engine(self) -> str:
-        """Which server this is (dialect.VLLM or LLAMA_CPP), asked once."""
+        """Which server this is (dialect.VLLM or LLAMA_CPP), asked once; of llama-server, also
+        how many slots it has (serving/slots.py)."""
         if self._engine is None:
             try:
                 async with httpx.AsyncClient(timeout=self.timeout, headers=auth_headers()) as h:
                     resp = await h.get(f"{self.base_url}/models")
                     resp.raise_for_status()
-                    self._engine = engine_of(resp.json().get("data", []))
+                    engine = engine_of(resp.json().get("data", []))
+                    if engine == LLAMA_CPP:
+                        self._slots = await slot_count(h, self.base_url)
+                    self._engine = engine
             except (httpx.HTTPError, ValueError, AttributeError):
                 return VLLM  # not listed now: the request itself then says what is wrong
         return self._engine
@@ -164,13 +173,30 @@ class VLLMClient:
         params, client_stops = await self._params(prompt, max_tokens, stop, logit_bias)
         got = _Streamed(sink=text_sink.get())
         try:
-            await self._stream(params, cut, client_stops, got)
+            if self._slots:
+                book = book_for(self.base_url, self._slots)
+                first = await book.admit()
+                try:
+                    with book.request(prompt) as (slot, written):
+                        if slot is not None:
+                            params["extra_body"] = {**params.get("extra_body", {}),
+                                                    "id_slot": slot}
+                        try:
+                            await self._stream(params, cut, client_stops, got)
+                        finally:
+                            written.append(got.text)
+                finally:
+                    if first:
+                        await warm(book, self.base_url, self.model, prompt, self.timeout)
+            else:
+                await self._stream(params, cut, client_stops, got)
         except (openai.OpenAIError, httpx.HTTPError) as exc:
             if isinstance(exc, openai.APIConnectionError | httpx.TransportError):
                 # the server went away: the one that answers next on this URL (restarted) may
                 # be the other engine, which takes other requests and connections
-                self._engine = None
+                self._engine, self._slots = None, None
                 self._llms.clear()
+                forget_slots(self.base_url)
             raise translate(exc, self.base_url, self.model, self.timeout) from exc
         text, tokens, end = got.text, got.tokens, got.end
         check_alternatives(tokens, self.top_logprobs, self.base_url)
@@ -188,8 +214,12 @@ class VLLMClient:
         # "stop" is an end of sequence or a stop string; a cut before the end keeps it going.
         finished = got.finish == "stop" and end >= len(text.rstrip())
         kept_text, kept = trim(text, tokens, end)
+        server = ServerTimes.of(got.timings)
+        # llama-server sends usage on the last chunk only, which a stream closed at a cut
+        # never reads; its timings on every chunk count the prompt too
+        prompt_tokens = got.prompt_tokens or (server.cached + server.prefilled if server else 0)
         return Generation(kept_text, kept, finished, generated, got.stop_reason,
-                          got.prompt_tokens, prompt, complete=finished or cut_early)
+                          prompt_tokens, prompt, complete=finished or cut_early, server=server)
 
     async def _params(self, prompt: str, max_tokens: int, stop: list[str] | None,
                       logit_bias: dict[int, float] | None) -> tuple[dict[str, Any], list[str]]:
@@ -212,7 +242,11 @@ class VLLMClient:
         # (about 2 tokens late at each sentence cut); with it, each token streams as decoded.
         client_stops = list(stop or ())
         # asked first whatever the stops: the engine also decides how connections are kept
-        if await self.engine() != LLAMA_CPP and stop:
+        if await self.engine() == LLAMA_CPP:
+            # the server's prefill and decode times on every chunk (a stream closed at a cut
+            # never sees the last one's), for the cost accounting (ServerTimes)
+            params["extra_body"] = {"timings_per_token": True}
+        elif stop:
             params["stop"] = stop
             params["extra_body"] = {"include_stop_str_in_output": True}
         if logit_bias:
@@ -231,6 +265,7 @@ class VLLMClient:
                 if chunk.usage is not None:
                     got.prompt_tokens = chunk.usage.prompt_tokens
                     got.completion_tokens = chunk.usage.completion_tokens
+                got.timings = (chunk.model_extra or {}).get("timings", got.timings)
                 if not chunk.choices:
                     continue
                 choice = chunk.choices[0]
@@ -266,5 +301,4 @@ class VLLMClient:
         except httpx.HTTPError as exc:
             raise translate(exc, self.base_url, self.model, self.timeout) from exc
         return list(resp.json()["tokens"])
-
 

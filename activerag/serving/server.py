@@ -257,11 +257,13 @@ def _cache_args(launch: Launch) -> list[str]:
 def forget_server_state(settings: Settings, base_url: str) -> None:
     """Forget what was learned of a server at BASE_URL before this one started there (its
     probed abilities, in this process and in the day-long probe file, and its template
-    layout): the new one may be the other engine, or serve another template."""
-    from activerag.serving import probe, templates
+    layout, and what this process put in its slots): the new one may be the other engine, or
+    serve another template."""
+    from activerag.serving import probe, slots, templates
 
     probe.forget(base_url, settings.home / probe.PROBE_FILE)
     templates.forget(base_url)
+    slots.forget(base_url)
 
 
 def _start(settings: Settings, model_dir: Path | None, max_model_len: int | None,

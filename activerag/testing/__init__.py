@@ -17,7 +17,7 @@ draft ends in a token at p = 0.2, so my trigger must fire":
     ...     lm=lm, retriever=memory_retriever({"Alpha Beta": "Alpha Beta was born in Kelmor."}),
     ...     splitter=SentenceSplitter(), gate=fixed_gate(last_token_unsure, "my_gate"))
     >>> out = asyncio.run(graph.ainvoke({"question": "Where was Alpha Beta born?"},
-    ...                                 context=FlareContext(theta=0.5)))
+    ...                                 context=FlareContext(theta=0.5, initial_retrieval=False)))
     >>> out["trace"][0]["retrieved"], out["answer"]
     (True, 'Alpha Beta was born in Kelmor.')
 

@@ -62,7 +62,10 @@ PROMPTS = ("default", "answer")
 ANSWERED = re.compile(r"answer is [^\n]*?\.(\s|$)")
 
 
-def flarechain(base_url: str, model: str, retriever: Any, prompt: str = "default") -> Any:
+def flarechain(base_url: str, model: str, retriever: Any, prompt: str = "default",
+               http_client: Any = None) -> Any:
+    """FlareChain with its own defaults over RETRIEVER, with its own response PROMPT or ours
+    (HTTP_CLIENT: an httpx.Client for its chat requests, to record them)."""
     from langchain_classic.chains import FlareChain
     from langchain_classic.chains.flare.prompts import FinishedOutputParser
     from langchain_core.prompts import PromptTemplate
@@ -76,7 +79,7 @@ def flarechain(base_url: str, model: str, retriever: Any, prompt: str = "default
             return cleaned, bool(ANSWERED.search(cleaned))
 
     llm = ChatOpenAI(base_url=base_url, api_key="EMPTY", model=model, temperature=0,
-                     logprobs=True, max_completion_tokens=32)
+                     logprobs=True, max_completion_tokens=32, http_client=http_client)
     chain = FlareChain.from_llm(llm, retriever=retriever, max_generation_len=32)
     if prompt == "answer":
         template = PromptTemplate(template=ANSWER_PROMPT,

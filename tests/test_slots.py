@@ -1,0 +1,120 @@
+"""Which llama-server slot a completion is sent to (serving/slots.py): the free slot whose last
+prompt and reply share the longest start with the new prompt."""
+
+import asyncio
+import os
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from activerag.serving import slots
+from activerag.serving.slots import SlotBook, book_for, common_prefix
+
+EXEMPLARS = "system: answer.\nQ: who founded Gepu Works?\nA: Thouthis. "
+
+
+@given(st.text(alphabet="ab\u00e9", max_size=40), st.text(alphabet="ab\u00e9", max_size=40))
+def test_common_prefix_is_the_longest_shared_start(a, b):
+    assert common_prefix(a, b) == len(os.path.commonprefix([a, b]))
+
+
+@pytest.mark.parametrize("a, b, n", [("", "abc", 0), ("abc", "abc", 3), ("abcd", "abxd", 2),
+                                     ("ab", "abc", 2), ("x", "y", 0)])
+def test_common_prefix_of_literal_pairs(a, b, n):
+    assert common_prefix(a, b) == n
+
+
+def test_a_question_s_next_request_goes_to_the_slot_holding_its_prompt():
+    book = SlotBook(3, seed=0)
+    assert book.choose(EXEMPLARS + "Q1") == 0  # every slot empty: the first in turn
+    book.release(0, EXEMPLARS + "Q1 draft")
+    assert book.choose(EXEMPLARS + "Q2") == 0  # the exemplars are held there only
+    book.release(0, EXEMPLARS + "Q2 draft")
+    assert book.choose(EXEMPLARS + "Q1 draft, then more") == 0
+
+
+def test_a_slot_with_a_request_open_is_not_chosen_and_none_when_all_are_open():
+    book = SlotBook(2, seed=0)
+    assert book.choose(EXEMPLARS + "Q1") == 0
+    assert book.choose(EXEMPLARS + "Q1") == 1  # slot 0 holds it, but its request is open
+    assert book.choose(EXEMPLARS + "Q1") is None
+    book.release(1, "")
+    assert book.choose(EXEMPLARS + "Q1") == 1
+
+
+def test_among_equal_starts_the_least_recently_used_slot_is_chosen():
+    book = SlotBook(3, seed=0)
+    for slot in (0, 1, 2):
+        assert book.choose("same") == slot
+    for slot in (1, 0, 2):
+        book.release(slot, EXEMPLARS)
+    # all hold the exemplars; slot 0 was chosen longest ago
+    assert book.choose(EXEMPLARS + "Q") == 0
+    assert book.choose(EXEMPLARS + "Q") == 1
+
+
+def test_a_process_starts_at_its_own_turn_of_the_slots():
+    assert SlotBook(4, seed=6).choose("x") == 2
+    assert SlotBook(4, seed=3).choose("x") == 3
+    assert SlotBook(4).choose("x") == os.getpid() % 4
+
+
+def test_a_request_holds_its_slot_and_leaves_what_was_written_in_it():
+    book = SlotBook(2, seed=0)
+    with book.request("prompt ") as (slot, written):
+        assert slot == 0 and book.open == [1, 0]
+        written.append("reply")
+    assert book.open == [0, 0] and book.held == ["prompt reply", ""]
+    with pytest.raises(RuntimeError):
+        with book.request("prompt reply and") as (slot, written):
+            assert slot == 0
+            raise RuntimeError("the server went away")
+    assert book.open == [0, 0] and book.held == ["prompt reply and", ""]
+
+
+def test_a_server_has_a_slot_at_least():
+    with pytest.raises(ValueError, match="at least one slot"):
+        SlotBook(0)
+
+
+def test_books_are_kept_per_server_and_renewed_when_its_slot_count_changes():
+    url = "http://127.0.0.1:1/v1"
+    slots.forget(url)
+    book = book_for(url, 3)
+    assert book_for(url, 3) is book
+    assert book_for("http://127.0.0.1:2/v1", 3) is not book
+    assert len(book_for(url, 5).held) == 5
+    renewed = book_for(url, 5)
+    slots.forget(url)
+    assert book_for(url, 5) is not renewed
+
+
+async def test_requests_that_come_while_the_first_is_answered_wait_to_be_warmed():
+    book = SlotBook(3, seed=0)
+    assert await book.admit() is True  # the first request goes alone
+    assert book.choose("exemplars Q1") == 0
+    waiter = asyncio.create_task(book.admit())
+    await asyncio.sleep(0.1)
+    assert not waiter.done() and book.waiting == 1
+    book.release(0, "exemplars Q1 draft")
+    assert book.targets() == [1]  # one empty slot per request waiting, in turn
+    book.fill(1, "exemplars Q1")
+    assert book.held[1] == "exemplars Q1" and book.targets() == [2]  # 1 now holds text
+    book.warmed()
+    assert await waiter is False and book.waiting == 0
+    assert await book.admit() is False  # warm from now on
+
+
+async def test_a_server_of_one_slot_has_nothing_to_warm():
+    book = SlotBook(1)
+    assert await book.admit() is False
+    assert await book.admit() is False
+
+
+async def test_a_slot_with_a_request_open_or_holding_text_is_not_warmed():
+    book = SlotBook(4, seed=2)
+    book.state, book.waiting = slots.WARMING, 3
+    assert book.choose("x") == 2
+    book.fill(3, "something")
+    assert book.targets() == [0, 1]  # 2 is open, 3 holds text; at most one per waiter
