@@ -79,6 +79,9 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.eval
 	'activerag.serving.dialect.*' 'activerag.serving.templates.x_cut__*' \
 	'activerag.serving.templates.x_conversation__*' \
 	'activerag.serving.templates.x*ChatLayout*render__*' \
+	'activerag.serving.slots.x_common_prefix__*' 'activerag.serving.slots.x*SlotBook*choose__*' \
+	'activerag.serving.slots.x*SlotBook*targets__*' 'activerag.serving.slots.x*SlotBook*release__*' \
+	'activerag.nodes.loop.x_same_documents__*' 'activerag.nodes.loop.x_redraft__*' \
 	'activerag.serving.hardware.x_choose_engine__*' 'activerag.serving.machine.x_no_repack__*' \
 	'activerag.serving.machine.x_died_of_cpu_fault__*' 'activerag.serving.machine.x_usable_cores__*' \
 	'activerag.serving.machine.x_cgroup_cpus__*' 'activerag.serving.catalogue.x_kv_cache_gb__*' \

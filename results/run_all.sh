@@ -393,3 +393,28 @@ for m in ircot gate_entropy_max gate_entropy_mean flare_etc dragin_lite adaptive
     --concurrency 3 --run "runs/2wiki-t3-15b-$m" --methods $m --base-url $URL15
 done
 python results/judged_15b.py after  # results/2wiki-after-flare-n100-15b.*, on the questions all nine share
+# Issue #56: every second of a question accounted for, on the default server (llama.cpp, the
+# 1.5B, 10 slots), one question at a time, 2Wiki dev from #0, the paper's exemplars (and none,
+# flare:none), BM25 k=2, θ=0.8, 128 answer tokens; FlareChain with both its prompts on the same
+# server and retriever. A fresh server before each pass. "before" ran at 1d8c7f2 with only the
+# per-request timings added (the pass of 20); "after" at 70dd046 (slots pinned, the draft kept
+# when the retrieval brings back its own documents).
+activerag serve --stop; activerag serve
+ACTIVERAG_BASE_URL=http://127.0.0.1:8765/v1 python -m benchmarks.cost.accounting --store "$STORE" \
+  --n 20 --out runs/accounting/before --label before
+activerag serve --stop; activerag serve
+ACTIVERAG_BASE_URL=http://127.0.0.1:8765/v1 python -m benchmarks.cost.accounting --store "$STORE" \
+  --n 50 --methods flare,single,flare:none,flarechain-answer,flarechain-default \
+  --out runs/accounting/after --label after
+# ... FLARE's throughput at 4 and 8 questions at a time on the first 16 (a fresh server each)
+for c in 4 8; do
+  activerag serve --stop; activerag serve
+  ACTIVERAG_BASE_URL=http://127.0.0.1:8765/v1 python -m benchmarks.cost.accounting --store "$STORE" \
+    --n 16 --methods flare --concurrency $c --out runs/accounting/after --label after
+done
+cp runs/accounting/before/questions.jsonl results/accounting-rows/before.jsonl
+cp runs/accounting/after/questions.jsonl results/accounting-rows/after.jsonl
+cp runs/accounting/after/passes.jsonl results/accounting-rows/after-passes.jsonl
+python -m benchmarks.cost.accounting_report results/accounting-rows/before.jsonl \
+  results/accounting-rows/after.jsonl --passes results/accounting-rows/after-passes.jsonl \
+  --out results/accounting

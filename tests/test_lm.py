@@ -53,3 +53,17 @@ def test_a_prompt_past_a_llama_server_slot_says_how_slots_share_the_window():
                                 "(4096 tokens), try increasing it")
     assert isinstance(error, PromptTooLong) and "--parallel" in str(error)
     assert "slot" in str(error) and "--max-model-len" in str(error)
+
+
+def test_llama_server_s_timings_are_read_and_anything_else_is_none():
+    from activerag.serving.generation import ServerTimes
+
+    got = ServerTimes.of({"cache_n": 5, "prompt_n": 7, "prompt_ms": 12.5, "predicted_n": 3,
+                          "predicted_ms": 30.0, "predicted_per_second": 100.0})
+    assert got == ServerTimes(cached=5, prefilled=7, prefill_ms=12.5, decoded=3, decode_ms=30.0)
+    # no cache_n (an older server): nothing came from the cache
+    assert ServerTimes.of({"prompt_n": 7, "prompt_ms": 1, "predicted_n": 0,
+                           "predicted_ms": 0}) == ServerTimes(0, 7, 1.0, 0, 0.0)
+    for bad in (None, [], "x", {}, {"prompt_n": "many", "prompt_ms": 1, "predicted_n": 1,
+                                    "predicted_ms": 1}, {"prompt_n": 1, "prompt_ms": 1}):
+        assert ServerTimes.of(bad) is None
