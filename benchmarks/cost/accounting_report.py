@@ -160,6 +160,26 @@ def throughput(files: list[str], raw: dict[str, dict[str, list[dict[str, Any]]]]
     return lines
 
 
+def before_after(raw: dict[str, dict[str, list[dict[str, Any]]]], first: str,
+                 then: str) -> list[str]:
+    """Each method of both passes on the questions both ran: mean wall times, their ratio,
+    the paired test, and how many answers came out the same."""
+    lines = [f"| method | questions | {first}: s | {then}: s | {then} / {first} | paired p | "
+             "same answer |", "|---|---|---|---|---|---|---|"]
+    for name, rows in raw.get(first, {}).items():
+        after = {r["id"]: r for r in raw.get(then, {}).get(name, [])}
+        pairs = [(r, after[r["id"]]) for r in rows if r["id"] in after]
+        if not pairs:
+            continue
+        a = [x["wall"] for x, _ in pairs]
+        b = [y["wall"] for _, y in pairs]
+        same = sum(x["answer"] == y["answer"] for x, y in pairs)
+        lines.append(f"| {name} | {len(pairs)} | {statistics.fmean(a):.1f} | "
+                     f"{statistics.fmean(b):.1f} | {sum(b) / sum(a):.2f} | "
+                     f"{paired_bootstrap_p(a, b):.3f} | {same}/{len(pairs)} |")
+    return lines
+
+
 def plot(passes: dict[str, dict[str, list[dict[str, Any]]]], path: Path) -> None:
     """Stacked bars: each pass and method's mean seconds per question by part, the floor
     marked."""
@@ -192,6 +212,8 @@ def main() -> None:
     p.add_argument("files", nargs="+")
     p.add_argument("--out", default="results/accounting")
     p.add_argument("--note", default="", help="a line on the setting, above the tables")
+    p.add_argument("--compare", nargs=2, metavar=("FIRST", "THEN"),
+                   help="two pass labels to set side by side on the questions both ran")
     p.add_argument("--passes", nargs="*", default=[],
                    help="passes.jsonl files of runs above concurrency 1 (throughput)")
     args = p.parse_args()
@@ -212,6 +234,8 @@ def main() -> None:
              *([args.note, ""] if args.note else []), *tables(passes, speeds),
              *(["### Throughput", "", *throughput(args.passes, raw), ""] if args.passes
                else []),
+             *([f"### {args.compare[0]} against {args.compare[1]}", "",
+                *before_after(raw, *args.compare), ""] if args.compare else []),
              f"![seconds per question by part]({out.with_suffix('.png').name})"]
     publish("\n".join(lines) + "\n", out.with_suffix(".md"))
 
