@@ -22,6 +22,10 @@ from activerag.nodes.messages_prompts import rewrite_prompt
 from activerag.sentences import SentenceSplitter
 from activerag.testing import ScriptedLM, ends, memory_retriever
 
+UNSURE_FIRST = FlareContext(theta=0.5, k=1, initial_retrieval=False)
+"""The first draft sees no passage, so the retrieval its unsure token fires brings one
+and the sentence is written again (a retrieval of the draft's own passages would keep it)."""
+
 DOCS = {"Alpha Beta": "Alpha Beta was born in Kelmor.", "Gepu": "Gepu is a small town."}
 ASKED = "Where was Alpha Beta born?"
 
@@ -141,7 +145,7 @@ def test_cited_numbers_the_sources_under_the_answer():
 
 async def test_a_method_answers_in_a_messages_state_parent_with_sources_trace_and_costs():
     lm = retrieving_lm()
-    app = chat_app(for_messages(flare(lm), context=FlareContext(theta=0.5, k=1, initial_retrieval=False)))
+    app = chat_app(for_messages(flare(lm), context=UNSURE_FIRST))
     out = await app.ainvoke({"messages": [HumanMessage("Where is Gepu?"), AIMessage("In Vesk."),
                                           HumanMessage(ASKED)]})
     *_, reply = out["messages"]
@@ -182,7 +186,7 @@ FOLLOW_UP = [HumanMessage("Who is Alpha Beta?"), AIMessage("A painter."),
 
 async def test_the_rewrite_is_off_by_default_so_the_follow_up_is_asked_as_written():
     lm = retrieving_lm()  # no reply for a rewrite: a rewrite request would fail the test
-    out = await chat_app(for_messages(flare(lm), context=FlareContext(theta=0.5, k=1, initial_retrieval=False))).ainvoke(
+    out = await chat_app(for_messages(flare(lm), context=UNSURE_FIRST)).ainvoke(
         {"messages": FOLLOW_UP})
     assert "Question: and where was he born?" in lm.prompts[0]
     assert "rewrite" not in out["messages"][-1].response_metadata["activerag"]
@@ -190,7 +194,7 @@ async def test_the_rewrite_is_off_by_default_so_the_follow_up_is_asked_as_writte
 
 async def test_the_rewrite_node_asks_the_lm_for_a_standalone_question_when_on():
     lm = retrieving_lm(ends("Where was Alpha Beta born?\n"))
-    adapter = for_messages(flare(lm), context=FlareContext(theta=0.5, k=1, initial_retrieval=False), rewrite=True, lm=lm)
+    adapter = for_messages(flare(lm), context=UNSURE_FIRST, rewrite=True, lm=lm)
     out = await chat_app(adapter).ainvoke({"messages": FOLLOW_UP})
     assert "User: Who is Alpha Beta?\nAssistant: A painter." in lm.prompts[0]
     assert lm.calls[0]["stop"] == ["\n"]
@@ -202,7 +206,7 @@ async def test_the_rewrite_node_asks_the_lm_for_a_standalone_question_when_on():
 
 async def test_a_first_question_is_not_rewritten():
     lm = retrieving_lm()
-    adapter = for_messages(flare(lm), context=FlareContext(theta=0.5, k=1, initial_retrieval=False), rewrite=True, lm=lm)
+    adapter = for_messages(flare(lm), context=UNSURE_FIRST, rewrite=True, lm=lm)
     out = await chat_app(adapter).ainvoke({"messages": [HumanMessage(ASKED)]})
     assert len(lm.prompts) == 2 and out["messages"][-1].content.endswith("Kelmor.")
 
@@ -212,6 +216,6 @@ async def test_the_rewrite_node_is_swappable():
         return {"question": state["question"].replace(" he ", " Alpha Beta ")}
 
     lm = retrieving_lm()
-    adapter = for_messages(flare(lm), context=FlareContext(theta=0.5, k=1, initial_retrieval=False), rewrite=by_rule)
+    adapter = for_messages(flare(lm), context=UNSURE_FIRST, rewrite=by_rule)
     await chat_app(adapter).ainvoke({"messages": [HumanMessage("Where was he born?")]})
     assert "Question: Where was Alpha Beta born?" in lm.prompts[0]

@@ -26,6 +26,10 @@ from activerag.settings import Settings
 from activerag.testing import ScriptedLM, ScriptedTokenLM, ends, memory_retriever, says
 from activerag.testing.chat import RELAY, ScriptedChatModel, call
 
+UNSURE_FIRST = FlareContext(theta=0.5, k=1, initial_retrieval=False)
+"""The first draft sees no passage, so the retrieval its unsure token fires brings one
+and the sentence is written again (a retrieval of the draft's own passages would keep it)."""
+
 DOCS = {"Alpha Beta": "Alpha Beta was born in Kelmor.", "Gepu": "Gepu is a small town."}
 ASKED = "Where was Alpha Beta born?"
 
@@ -33,7 +37,7 @@ ASKED = "Where was Alpha Beta born?"
 def flare_tool(lm: ScriptedLM):
     graph = build_flare_graph(lm=lm, retriever=memory_retriever(DOCS),
                               splitter=SentenceSplitter())
-    return as_tool(graph, name="flare", context=FlareContext(theta=0.5, k=1, initial_retrieval=False))
+    return as_tool(graph, name="flare", context=UNSURE_FIRST)
 
 
 def replug_tool(lm: ScriptedTokenLM):
