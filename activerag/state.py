@@ -67,6 +67,7 @@ class StepTrace(TypedDict):
     sentence: str  # the accepted unit
     rerank: NotRequired[list[RerankEntry]]  # a reranked retrieval's pool, in retrieval order
     why: NotRequired[dict[str, Any]]  # the trigger's or estimator's values behind `retrieved`
+    redrafted: NotRequired[bool]  # retrieved the draft's own documents: the draft was kept
 
 
 class Step(TypedDict, total=False):
@@ -78,6 +79,7 @@ class Step(TypedDict, total=False):
     finished: bool  # the model ended the answer after the draft
     complete: bool  # the draft ends where its sentence ends (not cut short by its budget)
     fire: bool  # retrieval fired for this unit
+    redrafted: bool  # the retrieval brought back the draft's documents: the draft is the unit
     queries: list[str]  # queries formulated for this unit
     fallback: bool  # a query was empty or matched nothing, so the question x was searched
     documents: list[Document]  # documents retrieved for this unit (FLARE §2.3)

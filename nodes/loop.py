@@ -34,7 +34,7 @@ from activerag.nodes.prompts import (
     answer_prompt,
 )
 from activerag.sentences import SentenceSplitter
-from activerag.serving.lm import CutFn, Generation
+from activerag.serving.lm import CutFn, Generation, text_sink
 from activerag.state import COUNTERS, Decision, FlareState, Step, StepTrace
 
 FlareNode: TypeAlias = Node[FlareState, FlareContext]
@@ -202,9 +202,13 @@ def redraft(state: FlareState, docs: Sequence[Document]) -> Update | None:
     if "draft" not in step or not same_documents(step.get("seen", []), docs):
         return None
     tokens = step.get("tokens", [])
+    with streaming_tokens():  # sent once, as an LM's cache hit sends its text
+        if (sink := text_sink.get()) is not None and step["draft"]:
+            sink(step["draft"])
     return {"step": {"sentence": step["draft"], "sentence_tokens": tokens,
                      "sentence_finished": step.get("finished", False),
-                     "sentence_complete": step.get("complete", False), "seen": docs},
+                     "sentence_complete": step.get("complete", False), "seen": docs,
+                     "redrafted": True},
             "decision": {"node": node_name() or "regenerate", "text": step["draft"],
                          "min_prob": min((p for _, p, _ in tokens), default=None),
                          "redrafted": "the retrieval returned the draft's own documents: its "
@@ -251,6 +255,8 @@ def _trace(state: FlareState, step: Step, text: str) -> StepTrace:
         trace["rerank"] = step["rerank"]
     if "why" in step:
         trace["why"] = step["why"]
+    if step.get("redrafted"):
+        trace["redrafted"] = True
     return trace
 
 

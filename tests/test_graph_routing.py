@@ -41,7 +41,7 @@ async def test_low_confidence_token_fires_retrieval_with_masked_query():
     assert step["min_prob"] == pytest.approx(0.3)
     assert step["queries"] == ["Alpha Beta was born in"]
     assert step["sentence"] == "Alpha Beta was born in Kelmor."
-    assert out["answer"] == "Alpha Beta was born in Kelmor."
+    assert out["answer"] == "Alpha Beta was born in Kelmor." and "redrafted" not in step
     assert len(lm.prompts) == 2
     # the regeneration sees this step's documents, retrieved with the masked query
     assert "Alpha Beta was born in Kelmor." not in lm.prompts[0]
@@ -62,7 +62,7 @@ async def test_a_retrieval_that_brings_back_the_draft_s_own_documents_keeps_the_
     assert "Search results:" in lm.prompts[0] and "Alpha Beta was born in Kelmor." in lm.prompts[0]
     assert len(lm.prompts) == 1 and len(lm.replies) == 1  # the regeneration was not asked
     assert step["sentence"] == out["answer"] == "Alpha Beta was born in Gepu."
-    assert step["doc_titles"] == ["Alpha Beta"]
+    assert step["doc_titles"] == ["Alpha Beta"] and step["redrafted"] is True
     assert out["lm_calls"] == 1 and out["generated_tokens"] == 6
     assert out["retrieval_steps"] == 2 and out["retrievals"] == 2
 
@@ -75,6 +75,13 @@ async def test_a_kept_draft_says_why_in_the_regenerate_decision():
         if node == "regenerate"]
     [decision] = decisions
     assert decision["text"] == "Alpha Beta was born in Gepu."
+    # the kept draft streams once as the regeneration's text, as a cached generation does
+    pieces = [chunk for mode, chunk in [c async for c in graph(ScriptedLM(
+        [ends("Alpha Beta was born in Gepu.", low={"Gepu.": 0.3})])).astream(
+        {"question": QUESTION}, context=FlareContext(theta=0.5, beta=0.4),
+        stream_mode=["custom"])] if chunk.get("kind") == "token"]
+    assert [p["text"] for p in pieces if p["node"] == "regenerate"] == [
+        "Alpha Beta was born in Gepu."]
     assert decision["min_prob"] == pytest.approx(0.3)
     assert "draft's own documents" in decision["redrafted"]
 
@@ -316,3 +323,16 @@ async def test_a_sentence_cut_short_by_its_budget_is_continued():
     # six tokens end in the middle of the answer sentence: the next draft completes it
     assert out["answer"] == "So the answer is Edward L. Cahn."
     assert len(lm.prompts) == 2
+
+
+def test_documents_are_the_same_only_if_id_title_and_text_all_are():
+    from activerag.nodes.loop import same_documents
+
+    a = make_document("Alpha Beta was born in Kelmor.", "Alpha Beta")
+    assert same_documents([a], [make_document("Alpha Beta was born in Kelmor.", "Alpha Beta")])
+    retitled = a.model_copy(update={"metadata": {**a.metadata, "title": "Alpha"}})
+    untitled = a.model_copy(update={"metadata": {}})
+    assert not same_documents([a], [retitled]) and not same_documents([a], [untitled])
+    assert same_documents([untitled], [a.model_copy(update={"metadata": {"title": ""}})])
+    assert not same_documents([a], [a.model_copy(update={"id": "other"})])
+    assert not same_documents([a], [a, a]) and same_documents([], [])

@@ -28,9 +28,11 @@ async def test_flare_trace_agrees_with_real_logprobs_and_theta(vllm_url, demo_st
         assert step["retrieved"] == (step["min_prob"] < ctx.theta)
         if step["retrieved"]:
             assert step["queries"] and len(step["doc_ids"]) == ctx.k
-    regenerations = sum(s["retrieved"] for s in trace)
+    fired = sum(s["retrieved"] for s in trace)
+    # a retrieval that brings back the draft's own documents keeps the draft unasked
+    regenerations = sum(s["retrieved"] and not s.get("redrafted") for s in trace)
     assert out["lm_calls"] == len(trace) + regenerations
-    assert out["retrieval_steps"] == 1 + regenerations
+    assert out["retrieval_steps"] == 1 + fired
     assert out["retrievals"] >= out["retrieval_steps"]
     assert out["generated_tokens"] >= out["answer_tokens"]
 
