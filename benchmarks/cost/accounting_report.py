@@ -23,6 +23,7 @@ from typing import Any
 from activerag.answers import extract_answer
 from activerag.evaluation.metrics import best_prf, exact_match
 from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+from benchmarks.cost.breakdown import covered
 from benchmarks.publish import publish
 
 PARTS = ("prefill_s", "decode_s", "client_s", "retrieval_s", "rest_s")
@@ -43,21 +44,12 @@ def rates(rows: list[dict[str, Any]]) -> tuple[float, float]:
     return prefill, decode
 
 
-def covered(requests: list[dict[str, Any]]) -> float:
-    """Seconds in which at least one of REQUESTS was open (FlareChain asks its questions for
-    several spans at once)."""
-    total, end = 0.0, float("-inf")
-    for a, b in sorted((r["at"], r["at"] + r["wall"]) for r in requests):
-        total += max(0.0, b - max(a, end))
-        end = max(end, b)
-    return total
-
-
 def account(row: dict[str, Any], prefill_rate: float, decode_rate: float) -> dict[str, Any]:
     """One question's accounting (see the module). Requests open at once are counted once in
     the wall time; their server seconds add up, so client_s is then floored at zero."""
     reqs = row["requests"]
-    lm_wall = covered(reqs)
+    # requests open at once (FlareChain asks its questions for several spans together)
+    lm_wall = covered([(r["at"], r["at"] + r["wall"]) for r in reqs])
     out = {k: _sum(reqs, k) for k in ("prompt_tokens", "cached", "prefilled", "decoded",
                                       "kept", "thrown_regenerated", "thrown_past_end",
                                       "prefill_s", "decode_s")}
