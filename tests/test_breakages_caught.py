@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 import pytest
-from fakeserver import FakeServer, QuietHandler, serving
+from fakeserver import FakeServer
 from langchain_core.documents import Document
 from test_replug_graph import QUESTION, retriever
 
@@ -18,6 +18,7 @@ from activerag.serving.lm import LMServerError, VLLMClient
 from activerag.serving.token_lm import VLLMTokens
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
+from activerag.testing.fake_lm import QuietHandler, serving
 from activerag.testing.scripted import ScriptedLM, ScriptedSampler, WordTokens, ends, sentence
 from activerag.testing.scripted_tokens import ScriptedTokenLM, says
 

@@ -7,10 +7,10 @@ import json
 import sqlite3
 
 import pytest
-from fake_backends import Backend, backend
 
 from activerag import cli
 from activerag.stores.corpus import Corpus
+from activerag.testing.fake_lm import Backend, backend
 
 pytestmark = pytest.mark.usefixtures("own_home")
 QUESTION = "Where was Alpha Beta born?"

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 HEAVY = ("activerag.graphs.registry", "nltk", "langgraph", "openai", "langchain_core",
-         "chromadb", "torch", "scipy")
+         "chromadb", "torch", "scipy", "ray")
 PROBE = """
 import sys
 from activerag import cli
@@ -24,7 +24,7 @@ def test_building_the_parser_imports_nothing_heavy():
 def test_the_methods_are_listed_when_the_help_is_shown():
     help_text = subprocess.run([sys.executable, "-m", "activerag.cli", "ask", "--help"],
                                check=True, capture_output=True, text=True).stdout
-    assert "flare_explicit" in help_text and "ACTIVERAG_EVAL_LEASE" in help_text
+    assert "flare_explicit" in help_text and "ACTIVERAG_DATABASE_URL" in help_text
 
 
 LISTED = """
@@ -52,3 +52,22 @@ def test_a_method_s_graph_is_compiled_when_first_asked_for():
     from activerag.graphs.registry import METHODS
 
     assert METHODS["flare"].graph is flare.graph and METHODS["flare"].own
+
+
+RAY_FREE = """
+import sys
+from activerag import cli
+for argv in (["--help"], ["eval", "--help"], ["ask", "--help"]):
+    try:
+        cli.main(argv)
+    except SystemExit:
+        pass
+print("ray" in sys.modules, "ray.data" in sys.modules)
+"""
+
+
+def test_no_command_but_eval_ray_imports_ray():
+    """Ray is an extra (issue #57): help, even eval's, which offers --ray, never imports it."""
+    out = subprocess.run([sys.executable, "-c", RAY_FREE], check=True, capture_output=True,
+                         text=True).stdout
+    assert out.strip().splitlines()[-1] == "False False"

@@ -6,10 +6,10 @@ the given one), its top-k steps and its echo scoring."""
 from __future__ import annotations
 
 import pytest
-from fake_backends import Backend, backend
 
 from activerag.serving.lm import VLLMClient
 from activerag.serving.token_lm import VLLMTokens
+from activerag.testing.fake_lm import Backend, backend
 
 
 def completions(b: Backend) -> list[dict]:

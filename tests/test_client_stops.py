@@ -7,9 +7,8 @@ tokens late (issue #37)."""
 
 import asyncio
 
-from fake_backends import Backend, backend
-
 from activerag.serving.lm import VLLMClient
+from activerag.testing.fake_lm import Backend, backend
 
 REPLY = " Gepu is a town.\nQuestion: where is Kelmor?"
 

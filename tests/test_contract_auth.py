@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_backends import Backend, backend
 from test_settings_take_effect import base_context, run
 from test_settings_take_effect import world as world  # noqa: F401
 
@@ -22,6 +21,7 @@ from activerag.graphs.registry import METHODS
 from activerag.serving import probe, running, server, slots, templates
 from activerag.serving.lm import VLLMClient
 from activerag.serving.token_lm import VLLMTokens
+from activerag.testing.fake_lm import Backend, backend
 
 KEY = "s3cret"
 MODEL = "fake-model"

@@ -80,51 +80,6 @@ def test_bits_per_byte_reads_every_passage_in_any_order(rows):
     assert set(s) == {"none", "replug"} and s["none"]["p"] is None
 
 
-class FakeDB:
-    """A connection whose every statement is recorded (or raises FAIL)."""
-
-    def __init__(self, fail: BaseException | None = None) -> None:
-        self.fail, self.statements = fail, []
-
-    def __enter__(self) -> FakeDB:
-        if self.fail is not None:
-            raise self.fail
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def execute(self, sql: str, args: tuple) -> None:
-        self.statements.append((sql, args))
-
-
-@pytest.mark.parametrize("fail", [None, OSError("no server")])
-def test_the_lease_renewal_never_holds_the_worker_open_and_hands_on_its_failure(monkeypatch,
-                                                                               fail):
-    import threading
-    from types import SimpleNamespace
-
-    from activerag.evaluation import claims as claims_module
-
-    started: list[threading.Thread] = []
-
-    class Thread(threading.Thread):
-        def start(self) -> None:
-            started.append(self)
-            super().start()
-
-    db = FakeDB(fail)
-    monkeypatch.setattr(claims_module, "connect", lambda url: db)
-    monkeypatch.setattr(claims_module, "threading",
-                        SimpleNamespace(Thread=Thread, Event=threading.Event))
-    claims = SimpleNamespace(_url="postgresql://x", lease=300.0, run="r", worker="w")
-    with claims_module.renewing(claims) as errors:
-        [thread] = started
-        assert thread.daemon  # a renewal stuck on its server never keeps the process alive
-    assert not thread.is_alive()  # stopped when the block ends
-    assert errors == ([] if fail is None else [fail])
-
-
 class BarMade(Exception):
     """Raised by a stand-in progress bar: the arguments it was made with."""
 
@@ -133,34 +88,17 @@ def bar(*args: object, **kwargs: object) -> None:
     raise BarMade(kwargs)
 
 
-@pytest.mark.parametrize("where", ["local", "shared"])
-def test_an_evaluation_s_progress_bar_counts_to_methods_times_examples(monkeypatch, tmp_path,
-                                                                       where):
+def test_an_evaluation_s_progress_bar_counts_to_methods_times_examples(monkeypatch, tmp_path):
     import asyncio
-    from contextlib import asynccontextmanager
-    from types import SimpleNamespace
 
     from activerag.context import FlareContext
-    from activerag.evaluation import evaluate, shared
+    from activerag.evaluation import evaluate
     from activerag.evaluation.datasets import Example
 
     examples = [Example(f"q{i}", f"Question {i}?", ["a"]) for i in range(3)]
     runs = {"single": (None, FlareContext()), "flare": (None, FlareContext())}
-    monkeypatch.setattr(evaluate if where == "local" else shared, "tqdm", bar)
-    if where == "local":
-        started = evaluate.evaluate(Run(tmp_path), "t", runs, examples, progress=False)
-    else:
-        async def start(*args: object) -> None:
-            return None
-
-        @asynccontextmanager
-        async def opened(*args: object):  # type: ignore[no-untyped-def]
-            yield SimpleNamespace(start=start, lease=60.0, worker="w")
-
-        monkeypatch.setattr(shared, "open_claims", opened)
-        monkeypatch.setattr("activerag.durable.postgres.pg_checkpoints", opened)
-        started = shared.evaluate_shared("postgresql://x", "r", "t", runs, examples,
-                                         progress=False)
+    monkeypatch.setattr(evaluate, "tqdm", bar)
+    started = evaluate.evaluate(Run(tmp_path), "t", runs, examples, progress=False)
     with pytest.raises(BarMade) as made:
         asyncio.run(started)
     assert made.value.args[0]["total"] == 6

@@ -60,7 +60,7 @@ def test_llama_server_s_shape_gives_logprobs_and_token_ids(llama_server):
 
 
 def test_a_server_not_shaped_as_llama_server_has_no_cap_on_n():
-    from fake_backends import Backend, backend
+    from activerag.testing.fake_lm import Backend, backend
 
     with backend(Backend(slots=3)) as url:  # /props answers, but the server is not llama's
         found = probing.probe(url, fresh=True)

@@ -5,12 +5,12 @@ import json
 import re
 
 import pytest
-from fake_backends import Backend, backend
 
 from activerag import cli
 from activerag.cli.doctor import with_v1
 from activerag.graphs import registry
 from activerag.serving import probe as probing
+from activerag.testing.fake_lm import Backend, backend
 
 
 @pytest.fixture(autouse=True)

@@ -5,10 +5,10 @@ item 13b a)."""
 from typing import ClassVar
 
 import pytest
-from fakeserver import QuietHandler, serving
 
 from activerag import cli
 from activerag.errors import LMServerUnreachable
+from activerag.testing.fake_lm import QuietHandler, serving
 
 NOWHERE = "http://127.0.0.1:9/v1"
 """A base URL nothing listens on."""

@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from fakeserver import QuietHandler, serving
 
 from activerag.errors import NoLogprobs
 from activerag.serving import slots, templates
@@ -27,6 +26,7 @@ from activerag.serving.lm import VLLMClient
 from activerag.serving.probe_requests import ask
 from activerag.serving.template_render import CHATML_FALLBACK
 from activerag.serving.token_lm import VLLMTokens
+from activerag.testing.fake_lm import QuietHandler, serving
 
 MODEL = "fake-model"
 REPLY = " Gepu lies on the Vedria.\nQuestion: where is Kelmor?"

@@ -11,19 +11,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from fake_backends import Backend, _Handler
-from fakeserver import _HTTPServer
 
 from activerag.errors import ActiveRagError
 from activerag.serving.dialect import LLAMA_CPP, VLLM
 from activerag.serving.lm import VLLMClient
 from activerag.serving.token_lm import VLLMTokens
+from activerag.testing.fake_lm import Backend, BackendHandler, LoopbackServer
 
 
 @contextmanager
 def on_port(b: Backend, port: int = 0) -> Iterator[int]:
     """Serve B on PORT (0: a free one) of the loopback, yield the port."""
-    httpd = _HTTPServer(("127.0.0.1", port), type("H", (_Handler,), {"backend": b}))
+    httpd = LoopbackServer(("127.0.0.1", port), type("H", (BackendHandler,), {"backend": b}))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:

@@ -4,11 +4,10 @@ run page's served model, were run by no unit test)."""
 
 import json
 
-from fake_backends import Backend, backend
-
 from activerag import cli
 from activerag.evaluation.evaluate import Run
 from activerag.stores.corpus import Corpus
+from activerag.testing.fake_lm import Backend, backend
 
 PASSAGES = [("Alpha Beta", "Alpha Beta was born in the city of Gepu."),
             ("Gepu", "Gepu is a small town on the Vedria river."),

@@ -2,9 +2,9 @@
 `activerag demo`: the questions of each kind it shows, its tally and its exit status."""
 
 import pytest
-from fake_backends import REPLY, Backend, backend
 
 from activerag import cli
+from activerag.testing.fake_lm import REPLY, Backend, backend
 
 QUESTION = "Who was born in Kelmor?"
 

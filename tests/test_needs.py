@@ -5,7 +5,6 @@ method that reads no logprobs runs on a server without them with a client that a
 import re
 
 import pytest
-from fake_backends import REPLY, Backend, backend
 
 from activerag import cli
 from activerag.cli.abilities import check_needs, needs_of, runnable
@@ -15,6 +14,7 @@ from activerag.nodes.replug.context import ReplugContext
 from activerag.serving.lm import VLLMClient
 from activerag.serving.probe import PROMPT, Abilities
 from activerag.testing import memory_retriever
+from activerag.testing.fake_lm import REPLY, Backend, backend
 
 QUESTION = "Who was born in Kelmor?"
 

@@ -3,10 +3,10 @@
 import json
 
 import pytest
-from fakeserver import QuietHandler, serving
 
 from activerag.errors import NoLogprobs
 from activerag.serving.lm import VLLMClient
+from activerag.testing.fake_lm import QuietHandler, serving
 
 
 class _NoLogprobs(QuietHandler):

@@ -1,8 +1,6 @@
 """ACTIVERAG_DATABASE_URL against a real PostgreSQL: the LM cache's twin, durable threads (with
 the allowlisting serializer), an evaluation shared by two workers, and the URL's errors."""
 
-import asyncio
-from dataclasses import replace
 from urllib.parse import urlsplit
 
 import pytest
@@ -12,13 +10,9 @@ from test_graph_routing import QUESTION, graph
 from activerag import durable
 from activerag.database import DatabaseError, check
 from activerag.errors import ActiveRagError
-from activerag.evaluation.claims import open_claims
-from activerag.evaluation.datasets import Example
-from activerag.evaluation.shared import evaluate_shared
 from activerag.serving.cache import CachedLM
 from activerag.serving.lm import Generation
 from activerag.serving.pg_cache import PgTable
-from activerag.testing.scripted import ScriptedLM
 
 
 @pytest.fixture
@@ -93,37 +87,6 @@ async def test_a_stored_value_naming_a_callable_is_refused_not_called(url, tmp_p
         with pytest.raises(ActiveRagError, match=r"ACTIVERAG_DATABASE_URL.*os\.system"):
             await durable.final(graph(lm), {"question": QUESTION}, CTX, saver, "pg-evil")
     assert not marker.exists()
-
-
-async def test_two_workers_share_one_evaluation_and_a_failed_ones_question_goes_on(url, caplog):
-    examples = [Example(f"q{i}", QUESTION, ["Kelmor"], ["Alpha Beta"]) for i in range(4)]
-    dying = DiesAfter(script() * 4, at=1)  # dies in its first question, after one sentence
-    with pytest.raises(Killed):
-        await evaluate_shared(url, "shared", "t", {"flare": (graph(dying), CTX)}, examples,
-                              concurrency=1, lease=600, progress=False, worker="dying")
-    steady = ScriptedLM(script() * 4)
-    own = replace(CTX, base_url="http://127.0.0.1:9/v1", store_dir="/elsewhere")  # its machine's
-    result = await evaluate_shared(url, "shared", "t", {"flare": (graph(steady), own)},
-                                   examples, concurrency=1, lease=600, progress=False,
-                                   worker="steady")
-    assert result["finished"] == result["expected"] == 4 and result["missing"] == 0
-    assert result["summary"]["flare"]["n"] == 4 and result["answered_here"] == 4
-    # the question the failed worker began went on from its accepted sentence
-    assert "thread shared/flare/q0: resuming after 1 accepted sentence" in caplog.text
-    async with open_claims(url, "shared", 600) as claims:
-        counts = await claims.claim_counts()
-    assert sorted(counts.values()) == [1, 1, 1, 2]
-
-
-async def test_workers_started_side_by_side_answer_each_question_once(url):
-    examples = [Example(f"q{i}", QUESTION, ["Kelmor"], ["Alpha Beta"]) for i in range(6)]
-    lms = [ScriptedLM(script() * 6), ScriptedLM(script() * 6)]
-    results = await asyncio.gather(*[
-        evaluate_shared(url, "side", "t", {"flare": (graph(lm), CTX)}, examples, concurrency=1,
-                        lease=600, progress=False, worker=f"w{n}") for n, lm in enumerate(lms)])
-    assert [r["finished"] for r in results] == [6, 6]
-    assert sum(r["answered_here"] for r in results) == 6
-    assert sum(len(lm.prompts) for lm in lms) == 6 * 3  # no question answered twice
 
 
 @pytest.mark.parametrize("value, said", [

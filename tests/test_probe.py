@@ -5,11 +5,11 @@ import json
 import time
 
 import pytest
-from fake_backends import Backend, backend
 
 from activerag.errors import LMServerUnreachable
 from activerag.serving import probe as probing
 from activerag.serving.probe import PROMPT, probe
+from activerag.testing.fake_lm import Backend, backend
 
 FULL = frozenset({"completions", "stream", "logprobs", "top_logprobs", "echo", "n", "token_ids",
                   "tokenize", "logit_bias", "chat"})

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_backends import Backend, backend
 
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError
@@ -35,6 +34,7 @@ from activerag.nodes.prompts import (
     paper_task,
 )
 from activerag.stores.corpus import Corpus
+from activerag.testing.fake_lm import Backend, backend
 
 SETS = ("default", "paper", "paper-strategyqa", "paper-asqa", "none")
 QUESTION = "Where was Alpha Beta born?"

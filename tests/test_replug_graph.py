@@ -3,7 +3,6 @@
 import math
 
 import pytest
-from fakeserver import QuietHandler, serving
 from langgraph.checkpoint.memory import InMemorySaver
 
 from activerag.context import FlareContext
@@ -14,6 +13,7 @@ from activerag.sentences import SentenceSplitter
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
+from activerag.testing.fake_lm import QuietHandler, serving
 from activerag.testing.scripted import ScriptedLM, ends
 from activerag.testing.scripted_tokens import EOS, ScriptedTokenLM, says
 

@@ -4,7 +4,7 @@ request a busy server does not answer in time is reported as busy, not unreachab
 import time
 
 import pytest
-from fakeserver import FakeServer, QuietHandler, serving
+from fakeserver import FakeServer
 
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError
@@ -13,6 +13,7 @@ from activerag.graphs.base import LM_RETRY
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LMServerError, VLLMClient
 from activerag.serving.token_lm import VLLMTokens
+from activerag.testing.fake_lm import QuietHandler, serving
 
 QUESTION = "What is the capital of France?"
 ANSWER = "Paris is the capital of France. So the answer is Paris."

@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_backends import Backend, backend
-from fakeserver import serving
 
 from activerag.cli import main
 from activerag.cli.options import ENVIRONMENT
@@ -33,6 +31,7 @@ from activerag.serving.lm import LMServerError, VLLMClient
 from activerag.serving.token_lm import VLLMTokens
 from activerag.settings import Settings, lm_timeout, shared_data
 from activerag.stores.corpus import Corpus
+from activerag.testing.fake_lm import Backend, backend, serving
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIABLES = {v for names in ENVIRONMENT for v in names.split(", ")}
@@ -443,15 +442,3 @@ def test_database_url_is_read_and_a_malformed_one_refused_by_name(monkeypatch):
         monkeypatch.setenv("ACTIVERAG_DATABASE_URL", bad)
         with pytest.raises(DatabaseError, match="ACTIVERAG_DATABASE_URL=.* is not a PostgreSQL"):
             database_url()
-
-
-def test_eval_lease_sets_a_claim_s_lease_and_a_bad_one_is_refused_by_name(monkeypatch):
-    from activerag.evaluation.claims import DEFAULT_LEASE, lease_seconds
-
-    assert lease_seconds() == DEFAULT_LEASE
-    monkeypatch.setenv("ACTIVERAG_EVAL_LEASE", "30")
-    assert lease_seconds() == 30.0 and lease_seconds(45.0) == 45.0  # --lease wins
-    for bad in ("abc", "0.5", "inf", "-1"):
-        monkeypatch.setenv("ACTIVERAG_EVAL_LEASE", bad)
-        with pytest.raises(SettingError, match=f"ACTIVERAG_EVAL_LEASE={bad!r} is not a lease"):
-            lease_seconds()

@@ -3,10 +3,10 @@ client does, and a placeholder without one (issue #38, a survivor of the random 
 fake OpenAI-compatible server records the Authorization header of each chat request."""
 
 import pytest
-from fakeserver import QuietHandler, serving
 
 from activerag.context import ServingContext
 from activerag.nodes.chat import chat_model
+from activerag.testing.fake_lm import QuietHandler, serving
 
 
 class _Chat(QuietHandler):

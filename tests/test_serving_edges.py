@@ -7,7 +7,6 @@ import dataclasses
 import socket
 
 import pytest
-from fakeserver import QuietHandler, serving
 
 from activerag.cli.endpoints import Endpoint
 from activerag.errors import SettingError
@@ -15,6 +14,7 @@ from activerag.serving import llamacpp
 from activerag.serving.ports import listening
 from activerag.serving.security import check_endpoint
 from activerag.serving.server import Launch
+from activerag.testing.fake_lm import QuietHandler, serving
 
 
 def test_a_port_a_process_listens_on_is_in_use_and_a_closed_one_is_not(allow_port):

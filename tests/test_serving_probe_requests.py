@@ -6,11 +6,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fake_backends import Backend, _Handler
-from fakeserver import serving
 
 from activerag.serving import probe as probing
 from activerag.serving.probe import TOPS, probe
+from activerag.testing.fake_lm import Backend, BackendHandler, serving
 
 
 @pytest.fixture(autouse=True)
@@ -33,7 +32,7 @@ class _Compacting:
         self.real.flush()
 
 
-class _CompactEvents(_Handler):
+class _CompactEvents(BackendHandler):
     def _stream(self, *args: Any) -> None:
         real = self.wfile
         self.wfile = _Compacting(real)  # type: ignore[assignment]
@@ -52,7 +51,7 @@ def test_a_stream_without_a_blank_after_data_is_read():
 
 def test_only_the_top_logprobs_probe_generates_two_tokens_and_the_bias_probe_one():
     b = Backend()
-    with serving(type("Handler", (_Handler,), {"backend": b})) as url:
+    with serving(type("Handler", (BackendHandler,), {"backend": b})) as url:
         found = probe(url)
     assert "logit_bias" in found.found
     completions = [body for path, body in b.requests if path == "/v1/completions"]

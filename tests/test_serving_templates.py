@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fakeserver import QuietHandler, serving
 
 from activerag.context import ServingContext
 from activerag.nodes.parts import Parts
 from activerag.serving import templates
 from activerag.serving.templates import ChatLayout, layout_of, learn
+from activerag.testing.fake_lm import QuietHandler, serving
 
 BOS = "<s>"
 SPECIAL = {BOS: 1, "<|im_start|>": 2, "<|im_end|>": 3}

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_backends import Backend, backend
 from settings_effect import changed, settable, shown, tracked
 
 from activerag.context import FlareContext
@@ -30,6 +29,7 @@ from activerag.nodes import estimators
 from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.nodes.gated.context import GateContext
 from activerag.stores.corpus import Corpus
+from activerag.testing.fake_lm import Backend, backend
 
 READ_FILE = Path(__file__).with_name("settings_read.json")
 QUESTION = "Where was Alpha Beta born?"

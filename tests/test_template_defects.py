@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakeserver import QuietHandler, serving
 
 from activerag.cli import parser
 from activerag.errors import ActiveRagError
 from activerag.serving import templates
 from activerag.serving.templates import ChatLayout, layout_of, learn
+from activerag.testing.fake_lm import QuietHandler, serving
 
 MODEL = "fake-model"
 LLAMA_CHATML = (

@@ -6,10 +6,10 @@ answer is an empty round that says whether the output ended."""
 import asyncio
 
 import pytest
-from fake_backends import Backend, backend
 
 from activerag.errors import ActiveRagError, NoLogprobs
 from activerag.serving.token_lm import VLLMTokens
+from activerag.testing.fake_lm import Backend, backend
 
 
 def ask(b: Backend, call):

@@ -173,10 +173,14 @@ def _add_eval(sub: Any) -> None:
                         "methods that differ after stage II (Ours-F/FB, Y, K up to the K drawn) "
                         "read the same ones; the strong reader is still asked")
     e.add_argument("--rescore", metavar="RUN", help="recompute the metrics of a run folder")
-    e.add_argument("--lease", type=float, default=None,
-                   help="with ACTIVERAG_DATABASE_URL: seconds a worker's claim on a question "
-                        "lasts unless renewed, i.e. how long a killed worker's question waits "
-                        "(default: ACTIVERAG_EVAL_LEASE, else 120)")
+    e.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="answer on the actor pool of a Ray cluster (the activerag[ray] extra): "
+                        "auto (RAY_ADDRESS, or the cluster `ray start` made here), HOST:PORT of "
+                        "its head, ray://HOST:PORT, or nothing for a cluster of this run's own "
+                        "on this machine; the rows go to --run as they come")
+    e.add_argument("--actors", default="1:4", metavar="MIN:MAX",
+                   help="with --ray: the pool grows from MIN to MAX actors while questions "
+                        "wait, each answering --concurrency at once (default: 1:4)")
     add_flags(e, RUN_GROUPS)
     e.set_defaults(func=eval_methods)
 

@@ -123,19 +123,7 @@ def check_needs(runs: Mapping[str, tuple[Any, Any]]) -> dict[str, tuple[Any, Any
         main = found.get(ctx.base_url)
         if main is not None and not main.has("logprobs") and "logprobs" not in by_url.get(
                 ctx.base_url, {"logprobs"}):
+            from activerag.graphs.registry import text_only
+
             out[name] = (text_only(name, ctx), ctx)
     return out
-
-
-def text_only(name: str, ctx: Any) -> Any:
-    """Method NAME's graph with an LM client that asks for no logprobs (its tokens come back
-    empty): for a server that has none, under a method that reads none. The run cache does not
-    see this client's requests."""
-    from activerag.graphs.registry import METHODS
-    from activerag.nodes.parts import replicated
-
-    build = METHODS[name].build
-    if build is None:
-        raise MissingAbility(f"method {name} has no builder to swap its LM client in; the "
-                             f"server at {ctx.base_url} returns no logprobs")
-    return build(lm=replicated(ctx.base_url, ctx.model, top_logprobs=0))

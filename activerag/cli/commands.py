@@ -112,6 +112,11 @@ def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
         print(evaluate.summary_markdown(result))
         return 0
     methods = check_methods(args)
+    if args.ray is not None:  # no Ray, or a bad --actors: said before any server is asked
+        from activerag.evaluation.on_ray import need_ray, parse_actors
+
+        parse_actors(args.actors)
+        need_ray()
     from activerag.database import check as check_database
 
     database = check_database()  # a database that does not answer stops us before any LM call
@@ -132,8 +137,8 @@ def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.cli.abilities import check_needs
 
     runs = check_needs(runs)
-    if database is not None:
-        return shared_eval(args, database, run_dir, runs, examples)
+    if args.ray is not None:
+        return ray_eval(args, database, run_dir, runs, examples)
     result = asyncio.run(evaluate.evaluate(evaluate.Run(run_dir), args.dataset, runs, examples,
                                            args.concurrency,
                                            metrics_url=runs[methods[0]][1].base_url))
@@ -142,22 +147,27 @@ def eval_methods(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def shared_eval(args: argparse.Namespace, url: str, run_dir: Path, runs: dict[str, Any],
-                examples: list[Any]) -> int:
-    """`eval` as one worker of the run named --run in the database at URL (docs/postgres.md)."""
-    import asyncio
+def ray_eval(args: argparse.Namespace, database: str | None, run_dir: Path,
+             runs: dict[str, Any], examples: list[Any]) -> int:
+    """`eval --ray`: the run's questions answered on a Ray cluster's actor pool, its rows in
+    RUN_DIR (docs/operations.md)."""
+    from functools import partial
 
-    from activerag.database import shown
-    from activerag.evaluation.claims import lease_seconds
-    from activerag.evaluation.shared import evaluate_shared
+    from activerag.evaluation.evaluate import Run
+    from activerag.evaluation.on_ray import evaluate_on_ray, parse_actors, registry_runs
     from activerag.evaluation.tables import summary_markdown
+    from activerag.graphs.registry import METHODS
 
-    lease = lease_seconds(args.lease)
-    result = asyncio.run(evaluate_shared(url, str(run_dir), args.dataset, runs, examples,
-                                         args.concurrency, lease))
+    actors = parse_actors(args.actors)
+    text_only = frozenset(n for n, (graph, _) in runs.items() if graph is not METHODS[n].graph)
+    build = partial(registry_runs, {n: ctx for n, (_, ctx) in runs.items()}, text_only)
+    result = evaluate_on_ray(Run(run_dir), args.dataset, runs, examples,
+                             address=None if args.ray == "local" else args.ray, actors=actors,
+                             concurrency=args.concurrency, database=database, build=build)
     print(summary_markdown(result))
-    print(f"run {str(run_dir)!r} in the database {shown(url)}: {result['answered_here']} "
-          f"answered by this worker ({result['worker']})")
+    ray = result["ray"]
+    print(f"run folder: {run_dir} ({ray['nodes']} Ray node(s), {ray['duplicates_dropped']} "
+          "duplicate row(s) dropped)")
     return 0
 
 

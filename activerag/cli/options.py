@@ -38,11 +38,9 @@ ENVIRONMENT = {
     "ACTIVERAG_ALLOWED_BASE_URLS": "comma-separated URL prefixes every LM endpoint must lie "
                                    "under",
     "ACTIVERAG_STORE_ROOT": "a folder every store or query encoder must lie inside",
-    "ACTIVERAG_DATABASE_URL": "postgresql://... : durable threads, the LM cache and evaluations "
-                              "(shared by every eval with the same --run) in PostgreSQL "
-                              "(default: local SQLite files)",
-    "ACTIVERAG_EVAL_LEASE": "seconds a shared eval's worker holds a question unless renewed "
-                            "(default 120)",
+    "ACTIVERAG_DATABASE_URL": "postgresql://... : durable threads, the LM cache and the "
+                              "checkpoints of `eval --ray`'s questions in PostgreSQL (default: "
+                              "local SQLite files)",
 }
 """The environment variables that change what a run does, and what each sets."""
 

@@ -93,3 +93,16 @@ async def dev_checkpointer() -> AsyncIterator[Any]:
                             "the checkpointer entry")
     async with pg_checkpoints(url) as saver:
         yield saver
+
+
+def forget_threads(url: str, threads: list[str]) -> None:
+    """Drop the checkpoints and recorded settings of THREADS (finished questions whose rows are
+    kept elsewhere) in the database at URL, in one statement per table."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as db:
+            for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints", RUNS_TABLE):
+                db.execute(f"DELETE FROM {table} WHERE thread_id = ANY(%s)", (threads,))
+    except psycopg.Error as exc:
+        raise unreachable(url, exc) from exc

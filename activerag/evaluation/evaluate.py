@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from activerag import durable
 from activerag.context import FlareContext, ServingContext
+from activerag.database import database_url
 from activerag.errors import ActiveRagError
 from activerag.evaluation.datasets import Example, load_dataset
 from activerag.evaluation.rows import gold_read, row_of, score
@@ -170,6 +171,14 @@ def _parse_row(line: str) -> dict[str, Any] | None:
     return row if ok else None
 
 
+def run_config(dataset: str, runs: dict[str, tuple[Any, ServingContext]],
+               examples: list[Example]) -> dict[str, Any]:
+    """What a run folder's config.json says it was asked: the same however it is run (here, or
+    over a Ray cluster), so that a run started one way resumes the other."""
+    return {"dataset": dataset, "ids": [e.id for e in examples], "methods": list(runs),
+            "contexts": {m: asdict(ctx) for m, (_, ctx) in runs.items()}}
+
+
 def method_runs(methods: list[str], context: FlareContext, *given: ServingContext,
                 ) -> dict[str, tuple[Any, ServingContext]]:
     """The graph and context of each named method: a family's from GIVEN where one of its
@@ -194,13 +203,13 @@ async def _evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, ServingCo
                     examples: list[Example], concurrency: int, progress: bool,
                     metrics_url: str | None) -> dict[str, Any]:
     methods = list(runs)
-    config = {"dataset": dataset, "ids": [e.id for e in examples], "methods": methods,
-              "contexts": {m: asdict(ctx) for m, (_, ctx) in runs.items()}}
-    run.start(config)
+    run.start(run_config(dataset, runs, examples))
     done = {(r["method"], r["id"]) for r in run.rows()}
     todo = [(m, ex) for m in methods for ex in examples if (m, ex.id) not in done]
     context = next(iter(runs.values()))[1]
     sem = asyncio.Semaphore(concurrency)
+    # the database's threads are shared by every run folder: each run's carry its path
+    prefix = "" if database_url() is None else f"{run.path.resolve()}/"
     bar = tqdm(total=len(methods) * len(examples), initial=len(done), desc="eval",
                disable=not progress, file=sys.stderr)
 
@@ -210,7 +219,7 @@ async def _evaluate(run: Run, dataset: str, runs: dict[str, tuple[Any, ServingCo
             start = time.perf_counter()
             given = {"question": ex.question, **({"context": ex.context} if ex.context else {})}
             # checkpointed after every step: a question killed midway goes on from there
-            thread = f"{name}/{ex.id}"
+            thread = f"{prefix}{name}/{ex.id}"
             with sticky(ex.id):  # one replica per question keeps its prefix cache warm
                 out = await durable.final(graph, given, ctx, saver, thread)
             run.append(row_of(name, ex, out, time.perf_counter() - start))

@@ -1,4 +1,4 @@
-"""The fault harness's parts (benchmarks/robustness/faults.py, fault_shared_eval.py): a fault's
+"""The fault harness's parts (benchmarks/robustness/faults.py, fault_ray_eval.py): a fault's
 table row,
 waiting for a process to reach a state, killing and reaping it, and reading what a run folder
 and its checkpoints say was lost or done twice."""

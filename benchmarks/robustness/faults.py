@@ -16,7 +16,7 @@ counts are read back from what the faults left: run folders, checkpoint files, t
   e. one of two replicas (comma-separated base_url) killed -9 mid-evaluation.
   f. `serve --stop` given pid files that name live processes that are not its server.
   g. the addresses the servers listen on.
-  h. one of two `eval` workers sharing a run through PostgreSQL killed -9 (fault_shared_eval.py).
+  h. a node of a Ray cluster lost in the middle of `eval --ray` (fault_ray_eval.py).
 """
 
 from __future__ import annotations
@@ -297,11 +297,11 @@ def faults(work: Path, n: int) -> list[Row]:
             return row
 
         attempt("d", rows, restart)
-        from benchmarks.robustness.fault_shared_eval import (
-            fault_shared_eval,  # it imports this module's parts
+        from benchmarks.robustness.fault_ray_eval import (
+            fault_ray_eval,  # it imports this module's parts
         )
 
-        attempt("h", rows, lambda: fault_shared_eval(url, second, store, n))  # before e kills
+        attempt("h", rows, lambda: fault_ray_eval(url, store, n))  # before e kills
         attempt("e", rows, lambda: fault_replica(url, second, store, work, n))
     rows.append(loopback_row(addresses))
     return rows

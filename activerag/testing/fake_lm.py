@@ -1,11 +1,13 @@
-"""Fake OpenAI-compatible backends that each lack chosen abilities, for the probe's tests.
+"""Fake OpenAI-compatible LM servers for tests and benchmarks: threads on a free loopback port.
 
 `Backend(lacks={"echo"}, max_top=5)` answers as vLLM does (GET /v1/models with max_model_len,
 /v1/completions streamed or not, logprobs with k alternatives, echo with max_tokens 0, n
 samples, token-id prompts and ids back, logit_bias, /tokenize, /detokenize, chat) except for
 what it lacks, which it refuses the way other servers do (404, 400 with a message) or, for
 logprobs, ignores (Ollama-style: text without them). Tokens are words; every reply is REPLY
-(or the backend's own `reply`).
+(or the backend's own `reply`). With `latency`, each completion waits that many seconds before
+its first byte, as a real server's call takes time (the Ray scheduler's benchmark: a fixed
+200 ms a call, so that what is measured is the scheduler and not the LM).
 """
 
 from __future__ import annotations
@@ -13,11 +15,51 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from fakeserver import QuietHandler, serving
+
+class LoopbackServer(ThreadingHTTPServer):
+    """A threaded HTTP server whose request threads never keep the process alive."""
+
+    daemon_threads = True
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler for test servers: no request log, JSON bodies in and out."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep the test output quiet."""
+
+    def _body(self) -> Any:
+        return json.loads(self.rfile.read(int(self.headers["content-length"])))
+
+    def _json(self, status: int, payload: dict[str, Any]) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve HANDLER on a free loopback port for a one-off test; yield the base URL (.../v1)."""
+    httpd = LoopbackServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_port}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
 
 REPLY = " Kelmor lies on the Vedria."
 LP = -0.25
@@ -29,14 +71,16 @@ class Backend:
 
     def __init__(self, lacks: set[str] | frozenset[str] = frozenset(), max_top: int = 20,
                  refuse_logprobs: bool = False, model: str = "fake-model",
-                 reply: str = REPLY, owned_by: str | None = None, slots: int | None = None
-                 ) -> None:
+                 reply: str = REPLY, owned_by: str | None = None, slots: int | None = None,
+                 latency: float = 0.0) -> None:
         self.lacks = set(lacks)
         self.owned_by = owned_by
         """The /v1/models entry's owner: "llamacpp" lists it as llama-server does."""
         self.slots = slots
         """llama-server's slots: GET /props says them, and n above them is refused."""
         self.reply = reply
+        self.latency = latency
+        """Seconds each completion waits before answering."""
         """Every completion's text (cut at max_tokens words)."""
         self.max_top = max_top
         self.refuse_logprobs = refuse_logprobs
@@ -76,7 +120,7 @@ def _lp(words: list[str], ids: list[int], k: int | None, as_ids: bool,
             "text_offset": offsets}
 
 
-class _Handler(QuietHandler):
+class BackendHandler(QuietHandler):
     backend: Backend
 
     def _error(self, status: int, message: str) -> None:
@@ -143,8 +187,17 @@ class _Handler(QuietHandler):
             return "Unrecognized request argument: continuous_usage_stats"
         return None
 
+    def handle(self) -> None:
+        """Serve, and let a client that hung up mid-reply go quietly (a killed test process)."""
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
     def _complete(self, body: dict[str, Any]) -> None:
         b = self.backend
+        if b.latency:
+            time.sleep(b.latency)
         refusal = self._refusal(body)
         if refusal:
             self._error(400, refusal)
@@ -215,6 +268,6 @@ class _Handler(QuietHandler):
 @contextmanager
 def backend(b: Backend) -> Iterator[str]:
     """Serve B on a free loopback port; yield its base URL (.../v1)."""
-    handler = type("BackendHandler", (_Handler,), {"backend": b})
+    handler = type("ServedBackend", (BackendHandler,), {"backend": b})
     with serving(handler) as url:
         yield url

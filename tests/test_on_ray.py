@@ -1,0 +1,100 @@
+"""`eval --ray`'s pure parts and its refusals (activerag/evaluation/on_ray.py), without a cluster:
+--actors, the example carried in a row, the thread of a key, the error a Ray task carries, a
+worker without the store, and a run folder asked other settings. The cluster's own tests are in
+tests/integration/test_ray_eval.py."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from activerag.context import FlareContext
+from activerag.errors import ActiveRagError, SettingError
+from activerag.evaluation.datasets import Example
+from activerag.evaluation.evaluate import Run, run_config
+from activerag.evaluation.on_ray import (
+    Answerer,
+    _user_error,
+    evaluate_on_ray,
+    example_of,
+    example_row,
+    parse_actors,
+    registry_runs,
+    thread_of,
+)
+
+
+def test_actors_are_min_max_or_one_number():
+    assert parse_actors("1:8") == (1, 8)
+    assert parse_actors("3") == (3, 3)
+    assert parse_actors("2:2") == (2, 2)
+    for bad in ("0:2", "3:2", "a:b", "", "1:", ":4", "-1:2", "1.5:2"):
+        with pytest.raises(SettingError, match="--actors"):
+            parse_actors(bad)
+
+
+texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
+
+
+@given(st.builds(Example, id=texts, question=texts, answers=st.lists(texts, max_size=3),
+                 gold_titles=st.lists(texts, max_size=3),
+                 kind=st.sampled_from(["short", "long", "yesno", "longbench"]),
+                 short_answers=st.lists(st.lists(texts, max_size=2), max_size=2),
+                 group=texts, context=texts,
+                 gold_spans=st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99)),
+                                     max_size=3)))
+def test_an_example_comes_back_from_its_row_as_it_was(example):
+    assert example_of(example_row(example)) == example
+
+
+def test_each_key_has_a_thread_of_its_own_within_its_run():
+    assert thread_of("ray:/runs/a", "flare", "7") == "ray:/runs/a/flare/7"
+    assert thread_of("ray:/runs/a", "flare", "7") != thread_of("ray:/runs/b", "flare", "7")
+    assert thread_of("p", "single", "7") != thread_of("p", "flare", "7")
+
+
+class Wrapped(Exception):
+    """Stands for Ray's RayTaskError: the original error kept as `cause`."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__("Traceback (most recent call last): ...")
+        self.cause = cause
+
+
+def test_the_error_a_task_carries_is_found_however_it_was_wrapped():
+    mine = ActiveRagError("the Ray worker on h (pid 1): the store folder /x does not exist")
+    assert _user_error(Wrapped(mine)) is mine
+    outer = RuntimeError("Ray Data: a task failed")
+    outer.__cause__ = Wrapped(mine)
+    assert _user_error(outer) is mine
+    assert _user_error(mine) is mine
+    assert _user_error(RuntimeError("the node died")) is None
+
+
+def test_a_worker_without_the_store_names_itself_and_the_path(tmp_path: Path):
+    missing = tmp_path / "no-store"
+    ctx = FlareContext(base_url="http://127.0.0.1:9/v1", store_dir=str(missing))
+    actor = Answerer(partial(registry_runs, {"single": ctx}), None, "ray:run")
+    example = Example(id="1", question="Who founded Daeselin Company?", answers=["x"])
+    with pytest.raises(ActiveRagError) as caught:
+        actor({"method": ["single"], "example": [example_row(example)]})
+    message = str(caught.value)
+    assert "the Ray worker on " in message and str(missing) in message
+    assert "does not exist" in message and "\n" not in message
+
+
+def test_a_run_folder_asked_other_settings_is_refused_before_ray_is_asked(tmp_path: Path):
+    examples = [Example(id="1", question="Who?", answers=["x"])]
+    old = {"single": (None, FlareContext(k=2))}
+    run = Run(tmp_path / "run")
+    run.start(run_config("demo", old, examples))
+    run.close()
+    new = {"single": (None, FlareContext(k=3))}
+    # nothing listens on port 9: had Ray been asked first, the error would say so
+    with pytest.raises(ActiveRagError, match=r"other settings \(\['contexts'\]\)"):
+        evaluate_on_ray(Run(tmp_path / "run"), "demo", new, examples,
+                        address="127.0.0.1:9", progress=False)
