@@ -418,3 +418,10 @@ cp runs/accounting/after/passes.jsonl results/accounting-rows/after-passes.jsonl
 python -m benchmarks.cost.accounting_report results/accounting-rows/before.jsonl \
   results/accounting-rows/after.jsonl --passes results/accounting-rows/after-passes.jsonl \
   --out results/accounting
+
+# Issue #57: `eval --ray`'s scheduler against a fake LM of fixed latency (no server needed), and
+# the fault table's row h (a node of a 3-node Ray cluster lost mid-run, PostgreSQL checkpoints;
+# a SmolLM2 CPU vLLM server and a throwaway PostgreSQL cluster of its own).
+python -m benchmarks.cost.ray_scheduler
+python -m benchmarks.cost.ray_scheduler --latency 1.0 --out results/ray-scheduler-1s.md
+python -m benchmarks.robustness.fault_ray_eval

@@ -98,3 +98,13 @@ def test_a_run_folder_asked_other_settings_is_refused_before_ray_is_asked(tmp_pa
     with pytest.raises(ActiveRagError, match=r"other settings \(\['contexts'\]\)"):
         evaluate_on_ray(Run(tmp_path / "run"), "demo", new, examples,
                         address="127.0.0.1:9", progress=False)
+
+
+def test_actor_cpus_must_be_a_positive_number(tmp_path: Path):
+    examples = [Example(id="1", question="Who?", answers=["x"])]
+    runs = {"single": (None, FlareContext())}
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(SettingError, match="--actor-cpus"):
+            evaluate_on_ray(Run(tmp_path / "run"), "demo", runs, examples, actor_cpus=bad,
+                            address="127.0.0.1:9", progress=False)
+    assert not (tmp_path / "run").exists()  # refused before the run folder was made

@@ -181,6 +181,10 @@ def _add_eval(sub: Any) -> None:
     e.add_argument("--actors", default="1:4", metavar="MIN:MAX",
                    help="with --ray: the pool grows from MIN to MAX actors while questions "
                         "wait, each answering --concurrency at once (default: 1:4)")
+    e.add_argument("--actor-cpus", type=float, default=1.0, metavar="CPUS",
+                   help="with --ray: CPUs Ray reserves for each actor (default: 1, so a node "
+                        "holds as many actors as it has CPUs; lower it when the LM runs "
+                        "elsewhere and the actors mostly wait)")
     add_flags(e, RUN_GROUPS)
     e.set_defaults(func=eval_methods)
 

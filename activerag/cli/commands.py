@@ -163,7 +163,8 @@ def ray_eval(args: argparse.Namespace, database: str | None, run_dir: Path,
     build = partial(registry_runs, {n: ctx for n, (_, ctx) in runs.items()}, text_only)
     result = evaluate_on_ray(Run(run_dir), args.dataset, runs, examples,
                              address=None if args.ray == "local" else args.ray, actors=actors,
-                             concurrency=args.concurrency, database=database, build=build)
+                             concurrency=args.concurrency, database=database, build=build,
+                             actor_cpus=args.actor_cpus)
     print(summary_markdown(result))
     ray = result["ray"]
     print(f"run folder: {run_dir} ({ray['nodes']} Ray node(s), {ray['duplicates_dropped']} "

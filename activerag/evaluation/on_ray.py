@@ -250,6 +250,9 @@ def evaluate_on_ray(run: Run, dataset: str, runs: Runs, examples: list[Example],
     for its graphs; DATABASE (ACTIVERAG_DATABASE_URL) checkpoints the questions under way."""
     if concurrency < 1:
         raise SettingError(f"--concurrency {concurrency} must be at least 1")
+    if not 0 < actor_cpus < float("inf"):
+        raise SettingError(f"--actor-cpus {actor_cpus} is not a number of CPUs above 0; give "
+                           "e.g. 1, or 0.25 for actors that mostly wait on a remote LM")
     with run.writing():
         run.start(run_config(dataset, runs, examples))
         done = {(r["method"], str(r["id"])) for r in run.rows()}

@@ -76,3 +76,17 @@ def throwaway_postgres(port: int | None = None, user: str = "postgres") -> Itera
                                      owner), capture_output=True, timeout=120)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def checkpointed(url: str, prefix: str) -> dict[str, int]:
+    """The threads of the database at URL whose ids start with PREFIX that hold checkpoints,
+    and how many each holds (none before the checkpointer made its tables)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True, connect_timeout=10) as db:
+        try:
+            found = db.execute("SELECT thread_id, count(*) FROM checkpoints WHERE thread_id "
+                               "LIKE %s GROUP BY thread_id", (prefix + "%",)).fetchall()
+        except psycopg.errors.UndefinedTable:
+            return {}
+    return {str(thread): int(n) for thread, n in found}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from activerag.testing.dev_server import free_port
 
 LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 """The environment under which every Ray process binds to 127.0.0.1 alone."""
@@ -33,12 +34,6 @@ def isolate() -> None:
                         "RAY_AUTH_TOKEN": uuid.uuid4().hex + uuid.uuid4().hex}.items():
         os.environ.setdefault(name, value)
 STOP_SECONDS = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _ray() -> str:
@@ -137,3 +132,47 @@ def actor_node(cluster: Any) -> Any:
             if int(stat[1]) == raylet and b"MapWorker" in cmd:
                 return node
     return None
+
+
+def descendants(pid: int) -> set[int]:
+    """The processes under PID (its children, theirs, ...), from /proc."""
+    parent: dict[int, int] = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                parent[int(proc.name)] = int((proc / "stat").read_text().rsplit(")", 1)[1]
+                                             .split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {p for p, pp in parent.items() if pp in frontier} - found
+        found |= frontier
+    return found
+
+
+def listening_hosts(pids: set[int]) -> set[str]:
+    """The addresses the TCP sockets of PIDS listen on (IPv4-mapped IPv6 as IPv4)."""
+    import ipaddress
+
+    inodes: set[str] = set()
+    for pid in pids:
+        try:
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except OSError:
+            continue
+    hosts = set()
+    for table, width in (("/proc/net/tcp", 4), ("/proc/net/tcp6", 16)):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] != "0A" or fields[9] not in inodes:
+                continue
+            raw = bytes.fromhex(fields[1].split(":")[0])
+            words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+            address = ipaddress.ip_address(words[:width])
+            mapped = getattr(address, "ipv4_mapped", None)
+            hosts.add(str(mapped or address))
+    return hosts

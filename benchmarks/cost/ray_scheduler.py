@@ -37,6 +37,8 @@ from activerag.testing.fake_lm import Backend, backend
 from activerag.testing.ray_nodes import isolate
 
 ROOT = Path(__file__).resolve().parents[2]
+ACTOR_CPUS = 0.25
+"""CPUs reserved for each actor (--actor-cpus): the LM is elsewhere, so 8 fit on 2 cores."""
 
 
 def dataset(folder: Path, keys: int) -> Path:
@@ -88,7 +90,7 @@ def measure(keys: int, latency: float, actors: list[int], concurrency: int,
             began = time.perf_counter()
             summary = evaluate_on_ray(Run(work / f"ray-{n}"), "bench", runs, examples,
                                       address=None, actors=(n, n), concurrency=concurrency,
-                                      progress=False)
+                                      actor_cpus=ACTOR_CPUS, progress=False)
             wall = time.perf_counter() - began
             assert summary["finished"] == keys, summary
             rows.append({"how": f"eval --ray, {n} actor(s) × {concurrency}", "actors": n,
@@ -115,6 +117,18 @@ def table(result: dict[str, Any], starts: dict[str, float]) -> str:
     lines += ["", "| start | seconds (median of 3) |", "|---|---|"]
     lines += [f"| {k} | {v:.2f} |" for k, v in starts.items()]
     return "\n".join(lines)
+
+
+def overhead(result: dict[str, Any]) -> str:
+    """What one actor costs over a local eval at the same concurrency, whole and steady."""
+    local, one = result["rows"][0], result["rows"][1]
+    keys = result["keys"]
+    steady_one = (keys - 1) / (one["wall"] - one["first"])
+    return (f"Ray's cost over a local eval at the same concurrency (one actor): "
+            f"{result['overhead_per_row'] * 1000:.0f} ms a row over the whole run, where the "
+            f"actor's start (to the first row) took {one['first']:.1f} s; after it, "
+            f"{steady_one:.1f} rows/s against the local eval's {keys / local['wall']:.1f} "
+            f"({(1 / steady_one - local['wall'] / keys) * 1000:+.0f} ms a row).")
 
 
 def plot(result: dict[str, Any], out: Path) -> None:
@@ -163,11 +177,10 @@ def main() -> int:
             f"(benchmarks/cost/ray_scheduler.py)\n\n`python -m benchmarks.cost.ray_scheduler "
             f"--keys {args.keys} --latency {args.latency:g} --actors {args.actors} "
             f"--concurrency {args.concurrency}` ({time.perf_counter() - began:.0f} s on "
-            f"{os.cpu_count()} cores; one Ray node of the run's own; `none` on a made-up "
+            f"{os.cpu_count()} cores; one Ray node of the run's own, {ACTOR_CPUS:g} CPU reserved "
+            f"for each actor; `none` on a made-up "
             f"dataset, {result['requests']} LM requests in all)\n\n"
-            + table(result, starts) + "\n\nRay's overhead over a local eval at the same "
-            f"concurrency (one actor): {result['overhead_per_row'] * 1000:.0f} ms a row, "
-            "most of it the actor's start.\n")
+            + table(result, starts) + "\n\n" + overhead(result) + "\n")
     args.out.write_text(text)
     plot(result, args.out.with_suffix(".png"))
     args.out.with_suffix(".json").write_text(json.dumps({**result, "starts": starts}, indent=1))

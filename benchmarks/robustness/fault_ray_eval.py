@@ -40,6 +40,7 @@ from activerag.evaluation.evaluate import Run, method_runs
 from activerag.evaluation.on_ray import evaluate_on_ray
 from activerag.stores.corpus import Corpus
 from activerag.testing import processes as realprocs
+from activerag.testing.postgres import checkpointed as in_database
 from activerag.testing.postgres import throwaway_postgres
 from activerag.testing.ray_nodes import actor_node, isolate, local_cluster
 from benchmarks.robustness.fault_kit import CORES, NotProduced, Row, plural, wait_for
@@ -58,15 +59,7 @@ def keys(run: Path) -> Counter[tuple[str, str]]:
 
 
 def checkpointed(database: str) -> dict[str, int]:
-    import psycopg
-
-    with psycopg.connect(database, autocommit=True) as db:
-        try:
-            found = db.execute("SELECT thread_id, count(*) FROM checkpoints WHERE thread_id "
-                               "LIKE 'ray:%' GROUP BY thread_id").fetchall()
-        except psycopg.errors.UndefinedTable:
-            return {}
-    return {str(t): int(n) for t, n in found}
+    return in_database(database, "ray:")
 
 
 @contextlib.contextmanager

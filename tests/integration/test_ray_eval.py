@@ -30,7 +30,15 @@ from activerag.evaluation.evaluate import Run, evaluate, method_runs
 from activerag.evaluation.on_ray import evaluate_on_ray
 from activerag.testing import processes as realprocs
 from activerag.testing.fake_lm import Backend, backend
-from activerag.testing.ray_nodes import actor_node, isolate, local_cluster, ray_head
+from activerag.testing.postgres import checkpointed as in_database
+from activerag.testing.ray_nodes import (
+    actor_node,
+    descendants,
+    isolate,
+    listening_hosts,
+    local_cluster,
+    ray_head,
+)
 
 pytestmark = pytest.mark.integration
 isolate()
@@ -122,10 +130,12 @@ def test_a_worker_node_lost_mid_run_leaves_every_key_once(tmp_path, demo_store):
         wait_for(lambda: sum(keys(run).values()) >= 3 and actor_node(cluster) is not None,
                  "3 rows written and an actor on a worker node")
         before = sum(keys(run).values())
+        hosts = listening_hosts(descendants(os.getpid()))
         cluster.remove_node(actor_node(cluster), allow_graceful=False)
         cluster.add_node(node_ip_address="127.0.0.1", num_cpus=1)
         driver.join(600)
     assert "error" not in out, out.get("error")
+    assert hosts == {"127.0.0.1"}  # every node's listeners, and nothing on another address
     assert before < len(examples)  # the node was lost mid-run
     found = keys(run)
     assert set(found) == {("single", str(e.id)) for e in examples}
@@ -139,16 +149,7 @@ def prompt_of(fake: Backend, body: dict[str, Any]) -> str:
 
 
 def checkpointed(database: str) -> dict[str, int]:
-    """The run's threads that hold checkpoints, and how many each."""
-    import psycopg
-
-    with psycopg.connect(database, autocommit=True) as db:
-        try:
-            found = db.execute("SELECT thread_id, count(*) FROM checkpoints WHERE thread_id "
-                               "LIKE 'ray:%' GROUP BY thread_id").fetchall()
-        except psycopg.errors.UndefinedTable:
-            return {}
-    return {str(t): int(n) for t, n in found}
+    return in_database(database, "ray:")
 
 
 def test_the_driver_killed_and_run_again(tmp_path, demo_store, postgres_url):
@@ -173,6 +174,7 @@ def test_the_driver_killed_and_run_again(tmp_path, demo_store, postgres_url):
 
         wait_for(lambda: sum(keys(run).values()) >= 2 and bool(midway()),
                  "2 rows written and a question under way", process=first)
+        hosts = listening_hosts(descendants(head.pid) | descendants(first.pid))
         first.kill()
         first.wait()
         finished = {i for _, i in keys(run)}
@@ -183,6 +185,7 @@ def test_the_driver_killed_and_run_again(tmp_path, demo_store, postgres_url):
         stdout, stderr = second.communicate(timeout=600)
         assert head.poll() is None  # the head outlived both drivers
     assert second.returncode == 0, stderr
+    assert hosts == {"127.0.0.1"}  # the head, its actors and the driver
     later = [prompt_of(fake, body) for path, body in fake.requests[seen:]
              if path == "/v1/completions"]
     asked_again = {i for i in finished if any(question[i] in p for p in later)}
@@ -209,7 +212,7 @@ def test_the_bad_inputs_of_eval_ray_get_one_line(tmp_path, demo_store):
             [sys.executable, "-m", "activerag.cli", "eval", "--ray", *common],
             capture_output=True, text=True, timeout=120,
             env={**os.environ, "PYTHONPATH": str(no_ray.parent)})
-        from activerag.testing.ray_nodes import free_port
+        from activerag.testing.dev_server import free_port
 
         port = free_port()
         nobody = subprocess.run(
