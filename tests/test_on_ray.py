@@ -33,7 +33,8 @@ def test_actors_are_min_max_or_one_number():
     assert parse_actors("3") == (3, 3)
     assert parse_actors("2:2") == (2, 2)
     for bad in ("0:2", "3:2", "a:b", "", "1:", ":4", "-1:2", "1.5:2"):
-        with pytest.raises(SettingError, match="--actors"):
+        with pytest.raises(SettingError, match=r"--actors .* is not MIN:MAX with 1 <= MIN <= "
+                           r"MAX \(or one number N for a pool of N actors\)"):
             parse_actors(bad)
 
 
@@ -72,6 +73,7 @@ def test_the_error_a_task_carries_is_found_however_it_was_wrapped():
     outer.__cause__ = Wrapped(mine)
     assert _user_error(outer) is mine
     assert _user_error(mine) is mine
+    assert _user_error(Wrapped(Wrapped(mine))) is mine  # a wrapper's cause may be one too
     assert _user_error(RuntimeError("the node died")) is None
 
 

@@ -142,7 +142,7 @@ def example_row(example: Example) -> str:
 
 def example_of(text: str) -> Example:
     data = json.loads(text)
-    data["gold_spans"] = [tuple(span) for span in data.get("gold_spans", [])]
+    data["gold_spans"] = [tuple(span) for span in data["gold_spans"]]
     return Example(**data)
 
 
