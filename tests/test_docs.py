@@ -213,3 +213,26 @@ def test_the_checks_refuse_what_they_should():
         "results-on-the-default-model-qwen25-coder-05b-instruct"
     assert slug("REPLUG-LSR: a retriever trained by the LM") == \
         "replug-lsr-a-retriever-trained-by-the-lm"
+
+
+FIRST_SCREEN = 40
+"""Lines a newcomer sees before scrolling (issue #58)."""
+
+
+def test_the_readme_s_first_screen_says_what_it_is_the_two_commands_and_where_to_read_on():
+    screen = README.read_text().splitlines()[:FIRST_SCREEN]
+    text = "\n".join(screen)
+    for part in ("# activerag", "## The two commands", "make demo", "make test",
+                 "## What the demo prints", "## Where to read on", "results/README.md"):
+        assert part in text, f"the README's first {FIRST_SCREEN} lines lack {part!r}"
+    assert screen[-1] == "" or text.rstrip().endswith(")."), "the screen ends mid-section"
+    long = [n for n, line in enumerate(screen, 1) if len(line) > 100]
+    assert not long, f"lines of over 100 characters on the first screen: {long}"
+
+
+def test_each_study_row_of_the_results_index_is_short():
+    index = (ROOT / "results" / "README.md").read_text().splitlines()
+    rows = [line for line in index if line.startswith("| [")]
+    assert len(rows) >= 10
+    long = [row[:60] for row in rows if len(row) > 200]
+    assert not long, f"index rows over 200 characters: {long}"
