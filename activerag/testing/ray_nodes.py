@@ -144,7 +144,8 @@ def descendants(pid: int) -> set[int]:
                                              .split()[1])
             except (OSError, IndexError, ValueError):
                 continue
-    found, frontier = set(), {pid}
+    found: set[int] = set()
+    frontier = {pid}
     while frontier:
         frontier = {p for p, pp in parent.items() if pp in frontier} - found
         found |= frontier
