@@ -110,3 +110,37 @@ def test_actor_cpus_must_be_a_positive_number(tmp_path: Path):
             evaluate_on_ray(Run(tmp_path / "run"), "demo", runs, examples, actor_cpus=bad,
                             address="127.0.0.1:9", progress=False)
     assert not (tmp_path / "run").exists()  # refused before the run folder was made
+
+
+def test_a_question_is_answered_by_one_holder_at_a_time(postgres_url):
+    """The lock around a question's checkpoints (a real PostgreSQL): a second actor (another
+    session) and a second call on the same actor (the same session, which an advisory lock
+    alone lets in again) each wait until the first holder is done; no lock is left after."""
+    import asyncio
+    import time
+
+    def empty() -> dict:
+        return {}
+
+    first, other = (Answerer(empty, postgres_url, "ray:locks") for _ in range(2))
+    order: list[str] = []
+
+    async def hold(actor: Answerer, name: str, seconds: float) -> None:
+        async with actor._lock("ray:locks/flare/q1"):
+            order.append(f"{name} in")
+            await asyncio.sleep(seconds)
+            order.append(f"{name} out")
+
+    async def same_actor_twice() -> None:
+        await asyncio.gather(hold(first, "a", 0.6), hold(first, "b", 0.0))
+
+    began = time.monotonic()
+    run_first = asyncio.run_coroutine_threadsafe(same_actor_twice(), first.loop)
+    time.sleep(0.2)  # a holds the lock; the other actor comes in after both of first's
+    run_other = asyncio.run_coroutine_threadsafe(hold(other, "c", 0.0), other.loop)
+    run_first.result(timeout=30)
+    run_other.result(timeout=30)
+    assert order[:2] == ["a in", "a out"]  # b and c waited for a
+    assert sorted(order[2:]) == ["b in", "b out", "c in", "c out"]
+    assert order[2][0] == order[3][0]  # whoever came in next went out before the other came in
+    assert time.monotonic() - began >= 0.6 and first._held_here == {}

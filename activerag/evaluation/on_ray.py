@@ -168,6 +168,7 @@ class Answerer:
         threading.Thread(target=self.loop.run_forever, name="answerer", daemon=True).start()
         self.saver: Any = None
         self.locks: Any = None
+        self._held_here: dict[str, list[Any]] = {}
         if database is not None:
             self._call(self._open(database))
 
@@ -211,16 +212,26 @@ class Answerer:
 
     @asynccontextmanager
     async def _lock(self, thread: str) -> AsyncIterator[None]:
-        """THREAD's advisory lock for the block: a duplicate of a question another actor is
-        answering waits here, then finds its finished state in the checkpoints."""
-        take = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
-        while not (await (await self.locks.execute(take, (thread,))).fetchone())[0]:
-            await asyncio.sleep(LOCK_POLL)
+        """THREAD's locks for the block: a duplicate of a question another actor is answering
+        waits on the advisory lock, one this actor is answering (a retried task sent here
+        too) on the local one, since a session's advisory locks let that session in again;
+        either then finds the finished state in the checkpoints."""
+        held = self._held_here.setdefault(thread, [asyncio.Lock(), 0])
+        held[1] += 1
         try:
-            yield
+            async with held[0]:
+                take = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
+                while not (await (await self.locks.execute(take, (thread,))).fetchone())[0]:
+                    await asyncio.sleep(LOCK_POLL)
+                try:
+                    yield
+                finally:
+                    await self.locks.execute(
+                        "SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (thread,))
         finally:
-            await self.locks.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))",
-                                     (thread,))
+            held[1] -= 1
+            if not held[1]:  # nobody else wants it: forget the thread's local lock
+                del self._held_here[thread]
 
 
 def _user_error(exc: BaseException) -> ActiveRagError | None:
