@@ -45,9 +45,10 @@ class Judged(NamedTuple):
     """What to know of the default model's numbers beside these, or ""."""
 
 
-AFTER = ["none", "single", "flare", "ircot", "gate_entropy_max", "gate_entropy_mean"]
-"""Table 3 on 2Wiki's methods with all 100 questions run; ETC, DRAGIN-lite and Adaptive-RAG
-(prompted router), whose runs results/run_all.sh goes on with, join it when theirs are."""
+AFTER = ["none", "single", "flare", "ircot", "gate_entropy_max", "gate_entropy_mean", "flare_etc",
+         "dragin_lite", "adaptive_rag_prompt"]
+"""Table 3 on 2Wiki's methods, all 100 questions each (ETC, DRAGIN-lite and Adaptive-RAG's
+prompted router joined them in issue #58; SeaKR-lite was not run on 2Wiki at 1.5B)."""
 
 
 TABLES = {
