@@ -1,7 +1,9 @@
 """Issue #37's tables with the 1.5B reader on llama.cpp, and each beside the default model's.
 
 Run from the repository root after results/run_all.sh's 1.5B section (runs/ holds the run
-folders); a run that is missing is skipped and said so:
+folders). The whole rewrite refuses, writing nothing, when a run folder is missing (it once
+rewrote the committed file from 91 lines to 6); a section's rewrite skips a missing run and
+keeps the other sections as committed:
 
     python results/tables_15b.py               # every table (each run folder needed)
     python results/tables_15b.py --only-fb-rag # FB-RAG's, the other sections kept
@@ -274,6 +276,16 @@ def only(lines: list[str], start: str, end: str | None = None) -> None:
     print("\n".join(lines))
 
 
+def missing_runs() -> list[str]:
+    """The run folders every section of a whole rewrite needs that runs/ lacks."""
+    from fbrag_report import FB_DATASETS
+
+    needed = {"demo-n48-15b": "summary.json", **{name: "examples.jsonl" for name in
+                                                  [*MAIN_PARTS, *HOTPOT_PARTS]},
+              **{f"fbrag-{ds}-y500-15b": "examples.jsonl" for ds in FB_DATASETS}}
+    return [name for name, file in needed.items() if not (RUNS / name / file).exists()]
+
+
 SECTIONS = {"--only-fb-rag": (fb_rag_tables, "### FB-RAG on ", None),
             "--only-demo": (demo, "### The demo set by kind", "### 2WikiMultihopQA main table")}
 
@@ -285,6 +297,12 @@ if __name__ == "__main__":
         make, start, end = SECTIONS[sys.argv[1]]
         only(make(), start, end)
         raise SystemExit(0)
+    if lacking := missing_runs():
+        print(f"results/tables_15b.py: runs/ lacks {', '.join(lacking)}; make them with "
+              "results/run_all.sh's 1.5B section, or copy the run folders back into runs/. "
+              "Nothing was written: models-side-by-side.md is left as committed (--only-demo "
+              "or --only-fb-rag rewrites one section from what runs/ holds).", file=sys.stderr)
+        raise SystemExit(2)
     lines = ["# The default model beside the 1.5B reader (issue #37)", "",
              "p: paired bootstrap against the first method of the same model's run.", "",
              "Tables 4 and 6 (REPLUG and the FLARE family on 2Wiki, one run folder a method) "
