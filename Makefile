@@ -91,7 +91,8 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.eval
 	'activerag.serving.catalogue.x_default_model__*' 'activerag.serving.catalogue.x_memory_gb__*' \
 	'activerag.serving.gguf_header.*' \
 	'activerag.evaluation.on_ray.x_parse_actors__*' 'activerag.evaluation.on_ray.x_example_of__*' \
-	'activerag.evaluation.on_ray.x_thread_of__*' 'activerag.evaluation.on_ray.x__user_error__*'
+	'activerag.evaluation.on_ray.x_thread_of__*' 'activerag.evaluation.on_ray.x__user_error__*' \
+	'activerag.evaluation.stats.x_paired_permutation_p__*'
 # and every family folder's pure logic, whole (nodes/<family>/logic.py, tested by
 # tests/test_<family>.py and tests/test_<family>_*.py): a new family is mutated without an
 # edit here
