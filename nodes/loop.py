@@ -34,8 +34,7 @@ from activerag.nodes.prompts import (
     answer_prompt,
 )
 from activerag.sentences import SentenceSplitter
-from activerag.serving.generation import Generation
-from activerag.serving.lm import CutFn, text_sink
+from activerag.serving.lm import CutFn, Generation, text_sink
 from activerag.state import COUNTERS, Decision, FlareState, Step, StepTrace
 
 FlareNode: TypeAlias = Node[FlareState, FlareContext]

@@ -14,8 +14,7 @@ from activerag.context import FlareContext
 from activerag.errors import ActiveRagError, NoLogprobs
 from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.sentences import SentenceSplitter
-from activerag.serving.lm import VLLMClient
-from activerag.serving.lm_errors import LMServerError
+from activerag.serving.lm import LMServerError, VLLMClient
 from activerag.serving.token_lm import VLLMTokens
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
@@ -66,7 +65,7 @@ async def test_flare_replug_regenerates_only_the_answer_tokens_left():
 
 async def test_a_cached_generation_keeps_its_alternatives(tmp_path):
     from activerag.serving.cache import CachedLM
-    from activerag.serving.generation import Generation, Token
+    from activerag.serving.lm import Generation, Token
 
     class Alternatives:
         model = "m"
@@ -254,7 +253,7 @@ def test_the_retrieved_flag_is_the_steps_decision_not_its_queries():
 
 def test_an_unfinished_run_never_reaches_end_and_a_started_one_leaves_start():
     from activerag.drawing import END, START, Edge, Shape
-    from activerag.page.record import RunRecord, taken_edges, visits
+    from activerag.page import RunRecord, taken_edges, visits
 
     unfinished = RunRecord("Q?", path=["draft"])
     assert visits(unfinished)[END] == 0 and visits(unfinished)[START] == 1

@@ -8,7 +8,7 @@ from nltk.tokenize.punkt import PunktParameters
 from activerag.nodes.flare import AnswerCut
 from activerag.sentences import SentenceSplitter
 from activerag.serving.cache import CachedLM
-from activerag.serving.generation import Generation
+from activerag.serving.lm import Generation
 
 
 class NamedLM:

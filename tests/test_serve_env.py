@@ -27,8 +27,7 @@ from activerag.context import FlareContext
 from activerag.errors import ActiveRagError, LMServerUnreachable, SettingError
 from activerag.serving import llamacpp, server
 from activerag.serving.catalogue import CATALOGUE
-from activerag.serving.lm import VLLMClient
-from activerag.serving.lm_errors import LMServerError
+from activerag.serving.lm import LMServerError, VLLMClient
 from activerag.serving.token_lm import VLLMTokens
 from activerag.settings import Settings, lm_timeout, shared_data
 from activerag.stores.corpus import Corpus

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from activerag.serving import probe as probing
-from activerag.serving.probe import probe
-from activerag.serving.probe_requests import TOPS
+from activerag.serving.probe import TOPS, probe
 from activerag.testing.fake_lm import Backend, BackendHandler, serving
 
 

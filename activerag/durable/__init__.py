@@ -18,7 +18,7 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from activerag.durable.checkpoints import serializer
+from activerag.durable.checkpoints import STATE_TYPES, serializer  # noqa: F401 (their home was here)
 from activerag.errors import ActiveRagError
 
 log = logging.getLogger(__name__)

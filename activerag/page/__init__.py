@@ -16,9 +16,13 @@ from langchain_core.documents import Document
 from activerag.drawing import Shape, graph_svg, shape_of
 from activerag.page.logic import differs, query_masks
 from activerag.page.path import group_seconds, groups_of, path_html
-from activerag.page.record import (
+from activerag.page.record import (  # noqa: F401 (also imported from here)
+    SETTINGS,
+    STREAM_MODES,
     SYMBOLS,
     RunRecord,
+    record_run,
+    settings_of,
     taken_edges,
     visits,
 )

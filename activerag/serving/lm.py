@@ -21,7 +21,7 @@ from pydantic import SecretStr
 
 from activerag.errors import ModelMismatch
 from activerag.serving.dialect import LLAMA_CPP, VLLM, engine_of, first_stop, tokenize_body
-from activerag.serving.generation import (
+from activerag.serving.generation import (  # noqa: F401 (Token, Generation, trim: their old home)
     Generation,
     ServerTimes,
     Token,
@@ -29,8 +29,12 @@ from activerag.serving.generation import (
     check_alternatives,
     trim,
 )
-from activerag.serving.lm_errors import (
+from activerag.serving.lm_errors import (  # noqa: F401 (also imported from here)
+    LMServerError,
+    busy_error,
+    too_long_error,
     translate,
+    unreachable_error,
 )
 from activerag.serving.security import api_key, auth_headers
 from activerag.serving.slots import book_for, slot_count, warm

@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from activerag.errors import LMServerUnreachable
-from activerag.serving.probe_requests import (
+from activerag.serving.probe_requests import (  # noqa: F401 (the probe's names, also from here)
+    ABILITIES,
+    PROMPT,
+    TOPS,
     Abilities,
     ask,
 )

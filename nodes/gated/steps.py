@@ -32,7 +32,7 @@ from activerag.nodes.prompts import ANSWER_STOPS, answer_prompt
 from activerag.nodes.single import answer_once
 from activerag.sentences import SentenceSplitter
 from activerag.serving import cache
-from activerag.serving.lm_errors import LMServerError
+from activerag.serving.lm import LMServerError
 from activerag.serving.token_lm import Sampler
 from activerag.state import FlareState
 

@@ -37,7 +37,7 @@ from activerag.nodes.ircot.prompts import IRCOT_STOPS, IRCOT_TASK, ircot_paper_t
 from activerag.nodes.ircot.state import IRCoTState, IRCoTTrace
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import Task
-from activerag.serving.generation import Generation
+from activerag.serving.lm import Generation
 
 IRCoTNode: TypeAlias = Node[IRCoTState, IRCoTContext]
 """A node of the IRCoT graph; `build_ircot_graph(reason=..., retrieve=...)` takes them."""

@@ -17,7 +17,7 @@ from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import answer_prompt
 from activerag.nodes.replug.steps import weights_of
 from activerag.nodes.replug.tokens import decide, fit_documents, proposal, stop_at
-from activerag.serving.generation import Generation, Token
+from activerag.serving.lm import Generation, Token
 from activerag.state import FlareState
 
 log = logging.getLogger(__name__)
