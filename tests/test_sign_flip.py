@@ -58,3 +58,34 @@ def test_the_p_value_is_symmetric_and_a_probability(pairs):
     assert 0.0 < p <= 1.0
     assert p == pytest.approx(paired_permutation_p(b, a))
     assert p == pytest.approx(paired_permutation_p([x + 1 for x in a], [y + 1 for y in b]))
+
+
+def test_a_sum_of_one_is_not_mistaken_for_no_difference():
+    assert paired_permutation_p([0.5, 0.5], [0.0, 0.0]) == pytest.approx(0.5)
+
+
+def test_at_the_exact_limit_it_still_counts_every_assignment():
+    flare, single = [1.0] * 9, [0.0] * 9
+    assert paired_permutation_p(flare, single, exact_up_to=9) == 2 / 512
+
+
+MODERATE = [1.0, -1.0, 1.0, 1.0, -1.0, 1.0, 0.5, -0.5, 1.0, -1.0, 0.5, 1.0, -1.0, 1.0, 0.5,
+            -0.5]
+"""16 differences whose exact p is moderate (neither near 0 nor 1), with many tied sums."""
+
+
+def test_the_sampled_p_follows_the_exact_one_over_several_chunks():
+    zeros = [0.0] * len(MODERATE)
+    exact = paired_permutation_p(MODERATE, zeros)
+    assert 0.1 < exact < 0.9
+    sampled = paired_permutation_p(MODERATE, zeros, exact_up_to=0, n_perm=30000)
+    assert sampled == pytest.approx(exact, abs=0.015)
+    again = paired_permutation_p(MODERATE, zeros, exact_up_to=0, n_perm=30000)
+    assert again == sampled  # seeded: the same draws
+    assert paired_permutation_p([1.0] * 30, [0.0] * 30) == 1 / 10001  # the default n_perm
+
+
+def test_the_number_of_random_assignments_is_checked():
+    assert paired_permutation_p(MODERATE, [0.0] * 16, exact_up_to=0, n_perm=1) in (0.5, 1.0)
+    with pytest.raises(ValueError, match="n_perm must be at least 1, got 0"):
+        paired_permutation_p(MODERATE, [0.0] * 16, exact_up_to=0, n_perm=0)
