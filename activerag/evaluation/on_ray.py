@@ -271,7 +271,7 @@ def evaluate_on_ray(run: Run, dataset: str, runs: Runs, examples: list[Example],
                 if (m, str(e.id)) not in done]
         prefix = f"ray:{run.path.resolve()}"
         begun, dropped, nodes, first = time.perf_counter(), 0, 0, None
-        written: list[tuple[str, str]] = []
+        resumed_from = len(done)
         try:
             if todo:
                 from activerag.serving import cache
@@ -299,7 +299,6 @@ def evaluate_on_ray(run: Run, dataset: str, runs: Runs, examples: list[Example],
                             run.append(json.loads(item["row"]))
                             first = first or time.perf_counter() - begun
                             done.add(key)
-                            written.append(key)
                             bar.update(1)
         finally:
             if database is not None and done:  # a killed driver's rows' threads too
@@ -308,8 +307,8 @@ def evaluate_on_ray(run: Run, dataset: str, runs: Runs, examples: list[Example],
                 forget_threads(database, [thread_of(prefix, m, i) for m, i in done])
         context = next(iter(runs.values()))[1]
         extra = {"dataset": dataset, "n": len(examples), "context": asdict(context),
-                 "wall_seconds": time.perf_counter() - begun, "resumed_from": len(done) -
-                 len(written), "ray": {"address": address or "local", "actors": list(actors),
+                 "wall_seconds": time.perf_counter() - begun, "resumed_from": resumed_from,
+                 "ray": {"address": address or "local", "actors": list(actors),
                                        "concurrency": concurrency, "nodes": nodes,
                                        "duplicates_dropped": dropped,
                                        "first_row_seconds": first}}

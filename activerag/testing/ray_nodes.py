@@ -156,6 +156,8 @@ def listening_hosts(pids: set[int]) -> set[str]:
     """The addresses the TCP sockets of PIDS listen on (IPv4-mapped IPv6 as IPv4)."""
     import ipaddress
 
+    from activerag.testing.netcheck import listeners
+
     inodes: set[str] = set()
     for pid in pids:
         try:
@@ -166,14 +168,8 @@ def listening_hosts(pids: set[int]) -> set[str]:
         except OSError:
             continue
     hosts = set()
-    for table, width in (("/proc/net/tcp", 4), ("/proc/net/tcp6", 16)):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[3] != "0A" or fields[9] not in inodes:
-                continue
-            raw = bytes.fromhex(fields[1].split(":")[0])
-            words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
-            address = ipaddress.ip_address(words[:width])
-            mapped = getattr(address, "ipv4_mapped", None)
-            hosts.add(str(mapped or address))
+    for host, _, inode in listeners():
+        if inode in inodes:
+            address = ipaddress.ip_address(host)
+            hosts.add(str(getattr(address, "ipv4_mapped", None) or address))
     return hosts
