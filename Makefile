@@ -50,7 +50,7 @@ stop:
 # laid out as installed. The source tree is never written to. A timeout counts as killed.
 MUTATION_DIR := build/mutation
 MUTATION_MIN ?= 85
-MUTANTS := 'activerag.answers.*' 'activerag.nodes.flare_logic.*' 'activerag.evaluation.metrics.*' \
+MUTANTS := 'activerag.answers.*' 'activerag.nodes.loop_logic.*' 'activerag.evaluation.metrics.*' \
 	'activerag.stores.documents.x_passage_id__*' 'activerag.stores.documents.x_make_document__*' \
 	'activerag.stores.documents.x_split_passages__*' \
 	'activerag.serving.cache.x*CachedLM*_key__*' 'activerag.serving.cache.x*CachedTokenLM*' 'activerag.serving.generation.x_trim__*' \

@@ -70,7 +70,7 @@ class Method:
     build_at: Any = None
     """The graph's builder, or where it is; `build` gives it with BUILD_ARGS bound."""
     needs: frozenset[str] | None = None
-    """The server abilities its requests need (names of activerag.serving.probe.ABILITIES;
+    """The server abilities its requests need (names of activerag.serving.probe_requests.ABILITIES;
     top_logprobs_K: K alternatives per token; light.NAME: FB-RAG's light sampler's); None:
     NEEDS[name], else LOGPROBS."""
     answer_rule: AnswerRule = "empty"

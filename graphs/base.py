@@ -12,7 +12,7 @@ from activerag.errors import LMServerUnreachable
 from activerag.nodes import loop
 from activerag.nodes.loop import FlareNode
 from activerag.nodes.parts import Parts
-from activerag.serving.lm import LMServerError
+from activerag.serving.lm_errors import LMServerError
 from activerag.state import FlareInput, FlareOutput, FlareState
 
 # Transient server trouble (restarts, 5xx) is retried; bad requests are not.

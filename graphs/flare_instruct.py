@@ -6,7 +6,7 @@ from langchain_core.retrievers import BaseRetriever
 from langgraph.types import Checkpointer
 
 from activerag.graphs.base import Compiled, build_emitting
-from activerag.nodes import flare_instruct
+from activerag.nodes.flare import instruct as flare_instruct
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM

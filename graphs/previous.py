@@ -9,7 +9,8 @@ from langgraph.graph import END
 from langgraph.types import Checkpointer
 
 from activerag.graphs.base import LM_RETRY, Compiled, add_start, new_graph
-from activerag.nodes import loop, previous
+from activerag.nodes import loop
+from activerag.nodes.flare import previous
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM

@@ -8,8 +8,8 @@ from langgraph.types import Checkpointer
 
 from activerag.graphs.base import LM_RETRY, Compiled, new_graph
 from activerag.nodes import loop
+from activerag.nodes.flare.single import make_generate_answer
 from activerag.nodes.parts import Parts
-from activerag.nodes.single import make_generate_answer
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM
 

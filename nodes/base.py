@@ -13,7 +13,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from activerag.errors import EmptyQuestion
-from activerag.serving.lm import Generation, text_sink
+from activerag.serving.generation import Generation
+from activerag.serving.lm import text_sink
 from activerag.state import COUNTERS
 
 Update = dict[str, Any]

@@ -10,7 +10,7 @@ from langchain_core.documents import Document
 
 from activerag.nodes.base import Update, node_name
 from activerag.nodes.studio_logic import add_sources, marked_draft, source_of
-from activerag.serving.lm import Generation
+from activerag.serving.generation import Generation
 from activerag.state import Decision
 
 

@@ -2,7 +2,7 @@
 run, retrieve (with the question first, then each step's queries), generate the next unit
 (sentence, window or segment) over this step's documents, and accept it into the answer; over
 the run's task and exemplars (nodes/exemplars.py). FLARE-direct's own steps (draft, gate,
-query formulation) are in nodes/flare.py, the other members' in their own modules.
+query formulation) are in nodes/flare/steps.py, the other members' beside it in nodes/flare/.
 
 Nodes that need the LM or the retriever are made by `make_*` factories over `Parts`, so a
 graph can be built with given components or with ones made from the run's context.
@@ -23,10 +23,7 @@ from activerag.context import FlareContext
 from activerag.nodes.base import Node, Update, fresh_run, lm_cost, node_name, streaming_tokens
 from activerag.nodes.decisions import retrieved, written
 from activerag.nodes.exemplars import shots
-from activerag.nodes.flare_logic import (
-    answer_end,
-    interleave,
-)
+from activerag.nodes.loop_logic import answer_end, interleave
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import (
     ANSWER_STOPS,
@@ -34,7 +31,8 @@ from activerag.nodes.prompts import (
     answer_prompt,
 )
 from activerag.sentences import SentenceSplitter
-from activerag.serving.lm import CutFn, Generation, text_sink
+from activerag.serving.generation import Generation
+from activerag.serving.lm import CutFn, text_sink
 from activerag.state import COUNTERS, Decision, FlareState, Step, StepTrace
 
 FlareNode: TypeAlias = Node[FlareState, FlareContext]

@@ -27,7 +27,7 @@ from activerag import trigger_names
 from activerag.context import FlareContext
 from activerag.errors import NoLogprobs, UnknownTrigger
 from activerag.nodes.base import Update, node_name
-from activerag.nodes.flare_logic import should_retrieve
+from activerag.nodes.loop_logic import should_retrieve
 from activerag.state import FlareState
 
 Tokens = Sequence[tuple[str, float, int]]

@@ -14,7 +14,8 @@ from activerag.context import FlareContext
 from activerag.errors import ActiveRagError, NoLogprobs
 from activerag.nodes.fb_rag.context import FBRagContext
 from activerag.sentences import SentenceSplitter
-from activerag.serving.lm import LMServerError, VLLMClient
+from activerag.serving.lm import VLLMClient
+from activerag.serving.lm_errors import LMServerError
 from activerag.serving.token_lm import VLLMTokens
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document
@@ -65,7 +66,7 @@ async def test_flare_replug_regenerates_only_the_answer_tokens_left():
 
 async def test_a_cached_generation_keeps_its_alternatives(tmp_path):
     from activerag.serving.cache import CachedLM
-    from activerag.serving.lm import Generation, Token
+    from activerag.serving.generation import Generation, Token
 
     class Alternatives:
         model = "m"
@@ -116,7 +117,7 @@ async def test_the_token_servers_finish_reason_says_whether_the_model_ended(reas
 
 
 def test_flare_combined_lists_a_document_in_both_d_q_and_d_x_once():
-    from activerag.nodes.flare import prompt_documents
+    from activerag.nodes.loop import prompt_documents
 
     a, b = make_document("Alpha.", "A"), make_document("Beta.", "B")
     state = {"step": {"documents": [a]}, "input_documents": [a, b]}
@@ -253,7 +254,7 @@ def test_the_retrieved_flag_is_the_steps_decision_not_its_queries():
 
 def test_an_unfinished_run_never_reaches_end_and_a_started_one_leaves_start():
     from activerag.drawing import END, START, Edge, Shape
-    from activerag.page import RunRecord, taken_edges, visits
+    from activerag.page.record import RunRecord, taken_edges, visits
 
     unfinished = RunRecord("Q?", path=["draft"])
     assert visits(unfinished)[END] == 0 and visits(unfinished)[START] == 1

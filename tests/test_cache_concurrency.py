@@ -10,7 +10,7 @@ import pytest
 
 from activerag.errors import ActiveRagError
 from activerag.serving.cache import CachedLM, _Table
-from activerag.serving.lm import Generation
+from activerag.serving.generation import Generation
 
 
 class CountingLM:

@@ -5,10 +5,10 @@ import hashlib
 import pytest
 from nltk.tokenize.punkt import PunktParameters
 
-from activerag.nodes.flare import AnswerCut
+from activerag.nodes.loop import AnswerCut
 from activerag.sentences import SentenceSplitter
 from activerag.serving.cache import CachedLM
-from activerag.serving.lm import Generation
+from activerag.serving.generation import Generation
 
 
 class NamedLM:

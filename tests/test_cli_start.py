@@ -35,6 +35,9 @@ from activerag.nodes.families import folder_modules
 light = {"activerag.graphs.registry", "activerag.nodes.families"}
 for methods in folder_modules("methods"):  # a family folder's rows and context, no node
     light |= {methods, methods.rsplit(".", 1)[0], methods.replace(".methods", ".context")}
+import pkgutil, activerag.nodes  # every folder's package, looked into for its methods.py
+light |= {f"activerag.nodes.{m.name}" for m in pkgutil.iter_modules(activerag.nodes.__path__)
+          if m.ispkg}
 print(sorted(m for m in sys.modules if m.startswith(("activerag.graphs.", "activerag.nodes."))
              and m not in light
              or m.split(".")[0] in ("langgraph", "openai", "nltk", "torch")))

@@ -11,7 +11,8 @@ import pytest
 from page_dom import elements, having
 
 from activerag.drawing import END, START, Edge, Shape
-from activerag.page import RunRecord, render_page
+from activerag.page import render_page
+from activerag.page.record import RunRecord
 
 SHAPE = Shape(("a", "b", "c"), (Edge(START, "a"), Edge("a", "b"), Edge("b", "c"),
                                  Edge("c", "a", True, "next"), Edge("c", END, True)))

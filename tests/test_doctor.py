@@ -10,6 +10,7 @@ from activerag import cli
 from activerag.cli.doctor import with_v1
 from activerag.graphs import registry
 from activerag.serving import probe as probing
+from activerag.serving.probe_requests import ABILITIES
 from activerag.testing.fake_lm import Backend, backend
 
 
@@ -30,7 +31,7 @@ def test_doctor_prints_every_ability_and_that_every_method_runs(capsys):
         assert cli.main(["doctor", url]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"server {url} (vllm)  model fake-model  context length 2048\n")
-    assert [row(out, a) for a in probing.ABILITIES] == ["yes"] * 3 + ["20"] + ["yes"] * 6
+    assert [row(out, a) for a in ABILITIES] == ["yes"] * 3 + ["20"] + ["yes"] * 6
     n = len(registry.METHODS)
     assert f"methods that run here ({n} of {n}): {', '.join(registry.METHODS)}\n" in out
     assert "methods that do not" not in out

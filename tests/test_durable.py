@@ -7,6 +7,7 @@ from test_graph_routing import QUESTION, graph
 
 from activerag import durable
 from activerag.context import FlareContext
+from activerag.durable.checkpoints import serializer
 from activerag.errors import ActiveRagError
 from activerag.testing.scripted import ScriptedLM, ends, sentence
 
@@ -161,7 +162,7 @@ def test_the_state_types_round_trip_through_the_checkpoint_serializer(tmp_path):
     from langchain_core.documents import Document
     from langgraph.types import Overwrite, Send
 
-    serde = durable.serializer(tmp_path / "c.sqlite")
+    serde = serializer(tmp_path / "c.sqlite")
     # Overwrite: the start node's pending writes (a run killed right after it is resumed
     # from them; CI killed one in that window and the resume was refused)
     state = {"documents": [Document("text", id="d1", metadata={"title": "T"})],

@@ -23,7 +23,7 @@ from activerag.graphs.flare import build_flare_graph
 from activerag.graphs.single import build_single_graph
 from activerag.sentences import SentenceSplitter
 from activerag.serving.cache import CachedLM
-from activerag.serving.lm import Generation, Token
+from activerag.serving.generation import Generation, Token
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import make_document

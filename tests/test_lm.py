@@ -3,7 +3,8 @@ import math
 import pytest
 
 from activerag.errors import NoLogprobs, PromptTooLong
-from activerag.serving.lm import Token, _tokens_of, too_long_error, trim
+from activerag.serving.generation import Token, _tokens_of, trim
+from activerag.serving.lm_errors import too_long_error
 
 
 def test_trim_cuts_text_and_drops_tokens_past_the_end():

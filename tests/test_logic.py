@@ -1,17 +1,19 @@
 import pytest
 from langchain_core.documents import Document
 
-from activerag.nodes.flare_logic import (
-    answer_end,
+from activerag.nodes.flare.logic import (
     follow_up_at_end,
-    interleave,
     last_follow_up,
     low_confidence_spans,
+    split_search,
+    window_query,
+)
+from activerag.nodes.loop_logic import (
+    answer_end,
+    interleave,
     masked_query,
     question_words,
     should_retrieve,
-    split_search,
-    window_query,
     word_key,
 )
 

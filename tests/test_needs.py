@@ -12,7 +12,7 @@ from activerag.context import FlareContext
 from activerag.graphs import registry
 from activerag.nodes.replug.context import ReplugContext
 from activerag.serving.lm import VLLMClient
-from activerag.serving.probe import PROMPT, Abilities
+from activerag.serving.probe_requests import PROMPT, Abilities
 from activerag.testing import memory_retriever
 from activerag.testing.fake_lm import REPLY, Backend, backend
 

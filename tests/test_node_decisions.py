@@ -13,7 +13,7 @@ from activerag.evaluation.evaluate import score
 from activerag.graphs.flare import build_flare_graph
 from activerag.graphs.replug import build_replug_graph
 from activerag.graphs.seakr import build_flare_seakr_graph
-from activerag.nodes.flare_logic import mask_flags, masked_query
+from activerag.nodes.loop_logic import mask_flags, masked_query
 from activerag.nodes.replug.context import ReplugContext
 from activerag.nodes.seakr.context import SeakrContext
 from activerag.nodes.studio_logic import add_sources, marked_draft, source_of

@@ -75,7 +75,7 @@ def test_every_step_is_one_import_from_the_graph_file_that_adds_it(
 
 
 def test_a_step_reached_through_a_re_export_is_two_hops(monkeypatch: pytest.MonkeyPatch):
-    """A graph file that named the loop's accept through nodes/flare.py's re-export (as
+    """A graph file that named the loop's accept through a re-export (nodes/flare.py's, as
     graphs/flare.py did) is found: the step's module is not one the file imports, nor one
     another wiring file imports; one that does import it is near."""
     added: list[Step] = [("accept", ("activerag.graphs.registry",), "activerag.nodes.loop")]

@@ -14,7 +14,8 @@ from activerag.context import FlareContext
 from activerag.drawing import END, START, Edge, Shape, layers, shape_of
 from activerag.graphs import registry
 from activerag.graphs.single import build_single_graph
-from activerag.page import RunRecord, record_run, render_page, shape_for, token_colour
+from activerag.page import render_page, shape_for, token_colour
+from activerag.page.record import RunRecord, record_run
 from activerag.sentences import SentenceSplitter
 from activerag.testing.scripted import ScriptedLM, ends
 

@@ -15,7 +15,8 @@ from typing_extensions import TypedDict
 
 from activerag.context import FlareContext
 from activerag.drawing import Edge, Shape
-from activerag.page import RunRecord, record_run, render_page
+from activerag.page import render_page
+from activerag.page.record import RunRecord, record_run
 from activerag.testing.scripted import ScriptedLM
 
 FLARE = Shape(("begin", "retrieve_input", "draft", "confidence_gate", "formulate_query",

@@ -11,7 +11,7 @@ from activerag import durable
 from activerag.database import DatabaseError, check
 from activerag.errors import ActiveRagError
 from activerag.serving.cache import CachedLM
-from activerag.serving.lm import Generation
+from activerag.serving.generation import Generation
 from activerag.serving.pg_cache import PgTable
 
 

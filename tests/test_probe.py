@@ -8,7 +8,8 @@ import pytest
 
 from activerag.errors import LMServerUnreachable
 from activerag.serving import probe as probing
-from activerag.serving.probe import PROMPT, probe
+from activerag.serving.probe import probe
+from activerag.serving.probe_requests import PROMPT
 from activerag.testing.fake_lm import Backend, backend
 
 FULL = frozenset({"completions", "stream", "logprobs", "top_logprobs", "echo", "n", "token_ids",

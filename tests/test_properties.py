@@ -10,8 +10,9 @@ from langchain_core.documents import Document
 
 from activerag.answers import extract_answer, find_answer, normalize
 from activerag.errors import NoLogprobs
-from activerag.nodes.flare_logic import interleave, low_confidence_spans, masked_query
-from activerag.serving.lm import Token, _tokens_of, trim
+from activerag.nodes.flare.logic import low_confidence_spans
+from activerag.nodes.loop_logic import interleave, masked_query
+from activerag.serving.generation import Token, _tokens_of, trim
 
 # No example database, so that a run, and a mutation run in particular, depends only on its seed.
 FAST = settings(max_examples=60, deadline=None, database=None)

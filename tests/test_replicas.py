@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from activerag.errors import LMServerUnreachable, ModelMismatch
-from activerag.serving.lm import LMServerError
+from activerag.serving.lm_errors import LMServerError
 from activerag.serving.replicas import Replicas, home, order, sticky, sticky_key, urls
 
 

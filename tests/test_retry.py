@@ -11,7 +11,8 @@ from activerag.errors import ActiveRagError
 from activerag.graphs import single
 from activerag.graphs.base import LM_RETRY
 from activerag.sentences import SentenceSplitter
-from activerag.serving.lm import LMServerError, VLLMClient
+from activerag.serving.lm import VLLMClient
+from activerag.serving.lm_errors import LMServerError
 from activerag.serving.token_lm import VLLMTokens
 from activerag.testing.fake_lm import QuietHandler, serving
 

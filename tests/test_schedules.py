@@ -205,7 +205,7 @@ async def test_self_ask_appends_the_final_answer_line_only_once():
 
 
 def test_self_ask_has_no_exemplars_for_other_paper_sets():
-    from activerag.nodes.flare import task_for
+    from activerag.nodes.exemplars import task_for
 
     for prompt_set in ("paper-strategyqa", "paper-asqa"):
         with pytest.raises(ActiveRagError, match="self-ask has exemplars for 2WikiMultihopQA"):

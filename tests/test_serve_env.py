@@ -25,9 +25,10 @@ from activerag.cli import main
 from activerag.cli.options import ENVIRONMENT
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError, LMServerUnreachable, SettingError
-from activerag.serving import llamacpp, server
+from activerag.serving import llamacpp, managed, server
 from activerag.serving.catalogue import CATALOGUE
-from activerag.serving.lm import LMServerError, VLLMClient
+from activerag.serving.lm import VLLMClient
+from activerag.serving.lm_errors import LMServerError
 from activerag.serving.token_lm import VLLMTokens
 from activerag.settings import Settings, lm_timeout, shared_data
 from activerag.stores.corpus import Corpus
@@ -188,8 +189,8 @@ def test_port_wins_over_a_catalogue_model_s_own_port(files, monkeypatch):
 
 def test_serve_stop_stops_the_port_s_server_only(monkeypatch):
     stopped: list[int] = []
-    monkeypatch.setattr(server, "managed_ports", lambda settings: [8001, 8002])
-    monkeypatch.setattr(server, "stop_server",
+    monkeypatch.setattr(managed, "managed_ports", lambda settings: [8001, 8002])
+    monkeypatch.setattr(managed, "stop_server",
                         lambda settings: stopped.append(settings.port) or True)
     assert main(["serve", "--stop"]) == 0 and stopped == [8001, 8002]
     stopped.clear()

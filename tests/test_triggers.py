@@ -144,7 +144,7 @@ def test_only_a_trigger_that_needs_them_makes_the_client_ask_for_top_logprobs():
 
 def test_the_lm_client_keeps_each_tokens_alternatives_when_asked_and_says_when_short():
     from activerag.errors import NoLogprobs
-    from activerag.serving.lm import _tokens_of, check_alternatives
+    from activerag.serving.generation import _tokens_of, check_alternatives
 
     info = {"logprobs": {"tokens": ["A", "b"], "token_logprobs": [-0.1, -0.2],
                          "text_offset": [0, 1],

@@ -9,7 +9,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from activerag.errors import ActiveRagError
-from activerag.serving.probe import PROBE_FILE, Abilities, probe
+from activerag.serving.probe import PROBE_FILE, probe
+from activerag.serving.probe_requests import Abilities
 from activerag.settings import Settings
 
 LIGHT = "light."

@@ -41,7 +41,7 @@ def gguf_dir(settings: Settings, gguf: Path) -> Path:
 
 def serve(args: argparse.Namespace, settings: Settings) -> int:
     from activerag.errors import ModelFileMissing
-    from activerag.serving import server
+    from activerag.serving import managed, models, server
     from activerag.serving.catalogue import catalogue_model
     from activerag.serving.hardware import engine_choice
 
@@ -53,8 +53,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
                          else settings.port)
     if args.stop:
         chosen = args.port or args.model or os.environ.get("ACTIVERAG_PORT")
-        ports = [port] if chosen else server.managed_ports(settings)
-        stopped = [p for p in ports if server.stop_server(settings.model_copy(update={"port": p}))]
+        ports = [port] if chosen else managed.managed_ports(settings)
+        stopped = [p for p in ports if managed.stop_server(settings.model_copy(update={"port": p}))]
         print(f"stopped the server on port{'s' if len(stopped) > 1 else ''} "
               f"{', '.join(map(str, stopped))}" if stopped else "no managed server was running")
         return 0
@@ -68,7 +68,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     if gguf is not None and engine == "vllm":
         model_dir = gguf_dir(settings, gguf)
         if not (model_dir / "config.json").exists():
-            server.convert_gguf(gguf, model_dir)
+            models.convert_gguf(gguf, model_dir)
         gguf = None
     elif gguf is not None and not gguf.is_file():
         raise ModelFileMissing(f"GGUF file {gguf} does not exist or is not a file; pass an "

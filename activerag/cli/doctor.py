@@ -7,7 +7,8 @@ import json
 
 from activerag.cli.abilities import LIGHT, named, runnable, unmet
 from activerag.errors import LMServerUnreachable
-from activerag.serving.probe import ABILITIES, PROBE_FILE, Abilities, probe
+from activerag.serving.probe import PROBE_FILE, probe
+from activerag.serving.probe_requests import ABILITIES, Abilities
 from activerag.settings import Settings
 
 

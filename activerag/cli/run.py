@@ -86,7 +86,7 @@ async def answer(args: argparse.Namespace, settings: Settings) -> dict[str, Any]
     graph, ctx = check_needs({args.method: (graph, ctx)})[args.method]
     record = None
     if getattr(args, "html", None):
-        from activerag.page import RunRecord, settings_of
+        from activerag.page.record import RunRecord, settings_of
 
         record = RunRecord(args.question, args.method, settings_of(ctx))
     final: dict[str, Any] = {}
@@ -143,7 +143,7 @@ async def stream(args: argparse.Namespace, settings: Settings, graph: Any, given
                   ctx: Any) -> AsyncIterator[tuple[str, Any]]:
     """The run's stream (custom events, states, node updates): checkpointed on disk under
     --thread, else in memory only."""
-    from activerag.page import STREAM_MODES
+    from activerag.page.record import STREAM_MODES
 
     if not getattr(args, "thread", None):
         async for item in graph.astream(given, context=ctx, stream_mode=STREAM_MODES):

@@ -18,8 +18,14 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from activerag.durable.checkpoints import STATE_TYPES, serializer  # noqa: F401 (their home was here)
+from activerag.durable.checkpoints import serializer
 from activerag.errors import ActiveRagError
+from activerag.moved import moved_names
+
+__getattr__ = moved_names(__name__, {
+    "STATE_TYPES": "activerag.durable.checkpoints",
+})
+"""Names whose home moved: from here with a DeprecationWarning that names it."""
 
 log = logging.getLogger(__name__)
 

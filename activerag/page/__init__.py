@@ -14,19 +14,24 @@ from typing import Any
 from langchain_core.documents import Document
 
 from activerag.drawing import Shape, graph_svg, shape_of
+from activerag.moved import moved_names
 from activerag.page.logic import differs, query_masks
 from activerag.page.path import group_seconds, groups_of, path_html
-from activerag.page.record import (  # noqa: F401 (also imported from here)
-    SETTINGS,
-    STREAM_MODES,
+from activerag.page.record import (
     SYMBOLS,
     RunRecord,
-    record_run,
-    settings_of,
     taken_edges,
     visits,
 )
 from activerag.page.style import CSS
+
+__getattr__ = moved_names(__name__, {
+    "SETTINGS": "activerag.page.record",
+    "STREAM_MODES": "activerag.page.record",
+    "record_run": "activerag.page.record",
+    "settings_of": "activerag.page.record",
+})
+"""Names whose home moved: from here with a DeprecationWarning that names it."""
 
 COSTS = (("lm_calls", "LM calls"), ("generated_tokens", "tokens generated"),
          ("prompt_tokens", "prompt tokens"), ("answer_tokens", "answer tokens"),

@@ -7,7 +7,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from activerag.nodes.flare_logic import MaskUnit, mask_flags, masked_query, question_words
+from activerag.nodes.loop_logic import MaskUnit, mask_flags, masked_query, question_words
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from activerag.errors import ActiveRagError, LMServerUnreachable
-from activerag.serving.lm import LM, CutFn, Generation, Token, text_sink
+from activerag.serving.generation import Generation, Token
+from activerag.serving.lm import LM, CutFn, text_sink
 from activerag.serving.running import server_entries
 from activerag.serving.token_lm import Position, Samples, Steps
 

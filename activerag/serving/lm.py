@@ -20,8 +20,9 @@ from langchain_openai import OpenAI
 from pydantic import SecretStr
 
 from activerag.errors import ModelMismatch
+from activerag.moved import moved_names
 from activerag.serving.dialect import LLAMA_CPP, VLLM, engine_of, first_stop, tokenize_body
-from activerag.serving.generation import (  # noqa: F401 (Token, Generation, trim: their old home)
+from activerag.serving.generation import (
     Generation,
     ServerTimes,
     Token,
@@ -29,17 +30,21 @@ from activerag.serving.generation import (  # noqa: F401 (Token, Generation, tri
     check_alternatives,
     trim,
 )
-from activerag.serving.lm_errors import (  # noqa: F401 (also imported from here)
-    LMServerError,
-    busy_error,
-    too_long_error,
+from activerag.serving.lm_errors import (
     translate,
-    unreachable_error,
 )
 from activerag.serving.security import api_key, auth_headers
 from activerag.serving.slots import book_for, slot_count, warm
 from activerag.serving.slots import forget as forget_slots
 from activerag.settings import lm_timeout
+
+__getattr__ = moved_names(__name__, {
+    "LMServerError": "activerag.serving.lm_errors",
+    "busy_error": "activerag.serving.lm_errors",
+    "too_long_error": "activerag.serving.lm_errors",
+    "unreachable_error": "activerag.serving.lm_errors",
+})
+"""Names whose home moved: from here with a DeprecationWarning that names it."""
 
 # Returns where the text should be cut (a character offset) or None to keep generating;
 # `final` says that generation has ended and whatever is there must be judged now.

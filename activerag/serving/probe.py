@@ -15,13 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from activerag.errors import LMServerUnreachable
-from activerag.serving.probe_requests import (  # noqa: F401 (the probe's names, also from here)
-    ABILITIES,
-    PROMPT,
-    TOPS,
+from activerag.moved import moved_names
+from activerag.serving.probe_requests import (
     Abilities,
     ask,
 )
+
+__getattr__ = moved_names(__name__, {
+    "ABILITIES": "activerag.serving.probe_requests",
+    "PROMPT": "activerag.serving.probe_requests",
+    "TOPS": "activerag.serving.probe_requests",
+})
+"""Names whose home moved: from here with a DeprecationWarning that names it."""
 
 MAX_AGE_S = 24 * 3600.0
 """How long a probe in the file cache is trusted (a server may restart with other flags)."""

@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from activerag.errors import LMServerUnreachable, ModelMismatch, SettingError
-from activerag.serving.lm import LMServerError
+from activerag.serving.lm_errors import LMServerError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

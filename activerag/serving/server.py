@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from activerag.errors import ActiveRagError, LMServerUnreachable
+from activerag.moved import moved_names
 from activerag.serving import llamacpp, machine, say
 from activerag.serving.catalogue import (
     CatalogueModel,
@@ -21,20 +22,16 @@ from activerag.serving.catalogue import (
     default_model,
 )
 from activerag.serving.hardware import engine_choice, gpu_visible
-from activerag.serving.managed import (  # noqa: F401 (the managed servers' names, also from here)
+from activerag.serving.managed import (
     ENTRYPOINT,
     is_our_server,
     log_file,
-    managed_ports,
     pid_path,
     stop_server,
 )
-from activerag.serving.models import (  # noqa: F401 (also imported from here)
+from activerag.serving.models import (
     OFFLINE_ENV,
-    assemble_gguf,
     check_model_dir,
-    convert_gguf,
-    default_model_dir,
     fetch_gguf,
     prepare_model,
 )
@@ -42,6 +39,14 @@ from activerag.serving.ports import listening, read_pid_file, start_lock, start_
 from activerag.serving.running import server_models
 from activerag.serving.security import api_key_env, auth_headers, check_key_enforced
 from activerag.settings import Settings
+
+__getattr__ = moved_names(__name__, {
+    "managed_ports": "activerag.serving.managed",
+    "assemble_gguf": "activerag.serving.models",
+    "convert_gguf": "activerag.serving.models",
+    "default_model_dir": "activerag.serving.models",
+})
+"""Names whose home moved: from here with a DeprecationWarning that names it."""
 
 
 def _refuse_taken_port(settings: Settings) -> None:

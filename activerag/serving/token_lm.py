@@ -31,10 +31,10 @@ from activerag.serving.dialect import (
     engine_of,
     tokenize_body,
 )
-from activerag.serving.lm import (
+from activerag.serving.lm import lm_timeout
+from activerag.serving.lm_errors import (
     LMServerError,
     busy_error,
-    lm_timeout,
     too_long_error,
     unreachable_error,
 )

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from activerag.serving.lm import CutFn, Generation, Token, text_sink
+from activerag.serving.generation import Generation, Token
+from activerag.serving.lm import CutFn, text_sink
 
 Script = Sequence[tuple[str, float]]
 """One reply: its tokens in order, each with its probability (build one with sentence/ends)."""

@@ -48,7 +48,8 @@ from langgraph_sdk import get_client
 
 from activerag.context import FlareContext
 from activerag.demo import DEMO_CORPUS, load_demo_questions
-from activerag.nodes import flare as flare_nodes
+from activerag.nodes import loop
+from activerag.nodes.flare import steps as flare_nodes
 from activerag.nodes.parts import Parts
 from activerag.serving import server
 from activerag.settings import Settings
@@ -121,9 +122,9 @@ async def check(client: Any, thread_id: str, run: Run, out: dict[str, Any],
     ctx = FlareContext(**context)
     runtime = Runtime(context=ctx)
     parts = Parts()
-    nodes = {"retrieve_input": flare_nodes.make_retrieve_input(parts),
+    nodes = {"retrieve_input": loop.make_retrieve_input(parts),
              "formulate_query": flare_nodes.make_formulate_query(parts),
-             "retrieve": flare_nodes.make_retrieve(parts)}
+             "retrieve": loop.make_retrieve(parts)}
     history = await client.threads.get_history(thread_id, limit=1000)
     formulated: list[list[str]] = []
     for checkpoint in reversed(history):

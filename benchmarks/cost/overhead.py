@@ -24,7 +24,7 @@ from activerag.context import FlareContext
 from activerag.demo import DEMO_CORPUS, load_demo_questions
 from activerag.graphs.flare import build_flare_graph
 from activerag.sentences import SentenceSplitter
-from activerag.serving.lm import Generation, Token
+from activerag.serving.generation import Generation, Token
 from activerag.stores.base import StoreRetriever
 from activerag.stores.bm25 import BM25Store
 from activerag.stores.documents import read_corpus

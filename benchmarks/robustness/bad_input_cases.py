@@ -274,7 +274,7 @@ class StandIn:
         """Write HOME/probes.json as if the CLI had probed the stand-in and found every ability
         of a vLLM server, so that a case pointed at it gets past the ability check (which
         would be refused by its 503s) to the input it is about."""
-        from activerag.serving.probe import ABILITIES, TOPS, Abilities
+        from activerag.serving.probe_requests import ABILITIES, TOPS, Abilities
 
         found = Abilities(self.url, "stand-in", frozenset(ABILITIES), max(TOPS), 4096,
                           probed_at=time.time()).as_json()

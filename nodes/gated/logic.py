@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from activerag.nodes.flare_logic import word_key, word_starts
+from activerag.nodes.loop_logic import word_key, word_starts
 
 TokenProb = tuple[str, float, int]
 

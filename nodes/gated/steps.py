@@ -22,17 +22,18 @@ from activerag.context import FlareContext
 from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
 from activerag.nodes import estimators, triggers
 from activerag.nodes.base import Node, Update, node_name
-from activerag.nodes.flare import FlareNode, generate_unit, prompt_documents, shots, unit_update
-from activerag.nodes.flare_logic import answer_end
+from activerag.nodes.exemplars import shots
+from activerag.nodes.flare.single import answer_once
 from activerag.nodes.gated import logic as gate_logic
 from activerag.nodes.gated import triggers as word_triggers
 from activerag.nodes.gated.context import DraginContext, GateContext
+from activerag.nodes.loop import FlareNode, generate_unit, prompt_documents, unit_update
+from activerag.nodes.loop_logic import answer_end
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import ANSWER_STOPS, answer_prompt
-from activerag.nodes.single import answer_once
 from activerag.sentences import SentenceSplitter
 from activerag.serving import cache
-from activerag.serving.lm import LMServerError
+from activerag.serving.lm_errors import LMServerError
 from activerag.serving.token_lm import Sampler
 from activerag.state import FlareState
 

@@ -29,15 +29,15 @@ from langgraph.runtime import Runtime
 from activerag.errors import PromptTooLong
 from activerag.nodes.base import Node, Update, fresh_run, lm_cost
 from activerag.nodes.decisions import retrieved
-from activerag.nodes.flare import Unit, generate_unit, unit_update
-from activerag.nodes.flare_logic import answer_end
 from activerag.nodes.ircot import logic as ircot_logic
 from activerag.nodes.ircot.context import IRCoTContext
 from activerag.nodes.ircot.prompts import IRCOT_STOPS, IRCOT_TASK, ircot_paper_task, ircot_prompt
 from activerag.nodes.ircot.state import IRCoTState, IRCoTTrace
+from activerag.nodes.loop import Unit, generate_unit, unit_update
+from activerag.nodes.loop_logic import answer_end
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import Task
-from activerag.serving.lm import Generation
+from activerag.serving.generation import Generation
 
 IRCoTNode: TypeAlias = Node[IRCoTState, IRCoTContext]
 """A node of the IRCoT graph; `build_ircot_graph(reason=..., retrieve=...)` takes them."""

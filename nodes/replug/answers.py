@@ -13,7 +13,8 @@ from langgraph.runtime import Runtime
 
 from activerag.answers import extract_answer, normalize
 from activerag.nodes.base import Update, lm_cost
-from activerag.nodes.flare import AnswerCut, shots
+from activerag.nodes.exemplars import shots
+from activerag.nodes.loop import AnswerCut
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import ANSWER_STOPS, answer_prompt
 from activerag.nodes.replug.context import ReplugContext

@@ -12,12 +12,13 @@ from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
 from activerag.nodes.base import Update
-from activerag.nodes.flare import make_generate, prompt_documents, shots, unit_update
+from activerag.nodes.exemplars import shots
+from activerag.nodes.loop import make_generate, prompt_documents, unit_update
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import answer_prompt
 from activerag.nodes.replug.steps import weights_of
 from activerag.nodes.replug.tokens import decide, fit_documents, proposal, stop_at
-from activerag.serving.lm import Generation, Token
+from activerag.serving.generation import Generation, Token
 from activerag.state import FlareState
 
 log = logging.getLogger(__name__)

@@ -16,8 +16,8 @@ from langgraph.types import Overwrite, Send
 
 from activerag.errors import ActiveRagError
 from activerag.nodes.base import Update, fresh_run
-from activerag.nodes.flare import shots
-from activerag.nodes.flare_logic import answer_end
+from activerag.nodes.exemplars import shots
+from activerag.nodes.loop_logic import answer_end
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import answer_prompt
 from activerag.nodes.replug.context import ReplugContext

@@ -44,15 +44,16 @@ from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError, PromptTooLong
-from activerag.nodes import flare
+from activerag.nodes import loop
 from activerag.nodes.base import Node, Update
 from activerag.nodes.decisions import retrieved
-from activerag.nodes.flare import FlareNode, shots
+from activerag.nodes.exemplars import shots
 from activerag.nodes.ircot import steps as ircot
 from activerag.nodes.ircot.context import IRCoTContext
 from activerag.nodes.ircot.logic import fewer_shots
 from activerag.nodes.ircot.prompts import ircot_prompt
 from activerag.nodes.ircot.state import IRCoTState
+from activerag.nodes.loop import FlareNode
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import answer_prompt
 from activerag.nodes.seakr.context import SeakrContext
@@ -154,7 +155,7 @@ def make_seakr_retrieve(parts: Parts, pool_retrieve: Node[Any, Any] | None = Non
     entropy and kept position; the pseudo-generations count as LM calls, and only the kept
     titles as retrieved ones.
     """
-    host = pool_retrieve or flare.make_retrieve(parts)
+    host = pool_retrieve or loop.make_retrieve(parts)
 
     # Typed as a mapping, so that LangGraph hands it the host graph's whole state (a TypedDict
     # annotation would narrow it to FlareState's keys, and IRCoT's paragraphs would be lost).

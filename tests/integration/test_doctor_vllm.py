@@ -11,6 +11,7 @@ from activerag import cli
 from activerag.graphs import registry
 from activerag.serving import probe as probing
 from activerag.serving.lm import VLLMClient
+from activerag.serving.probe_requests import ABILITIES
 from activerag.serving.running import server_entries
 
 pytestmark = pytest.mark.integration
@@ -28,7 +29,7 @@ def test_the_probe_finds_everything_vllm_serves(vllm_url, tmp_path):
     started = time.monotonic()
     found = probing.probe(vllm_url, cache_file=tmp_path / "probes.json")
     took = time.monotonic() - started
-    assert found.found == set(probing.ABILITIES), found.why
+    assert found.found == set(ABILITIES), found.why
     assert found.top_logprobs == 20 and found.context_length == window
     assert found.why == {}
     assert took < 60, took
@@ -44,7 +45,7 @@ def test_doctor_prints_the_table_and_every_method_runs(vllm_url, tmp_path, monke
     n = len(registry.METHODS)
     assert f"methods that run here ({n} of {n})" in out
     rows = dict(re.findall(r"^(\w+) +(\S+) ", out, re.M))
-    assert all(rows[a] == ("20" if a == "top_logprobs" else "yes") for a in probing.ABILITIES)
+    assert all(rows[a] == ("20" if a == "top_logprobs" else "yes") for a in ABILITIES)
     assert (tmp_path / "home" / "probes.json").exists()
 
 

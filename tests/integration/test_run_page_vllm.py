@@ -9,7 +9,7 @@ import pytest
 from page_dom import draft_tokens, elements, having
 
 from activerag.cli import main
-from activerag.nodes.flare_logic import masked_query
+from activerag.nodes.loop_logic import masked_query
 from activerag.serving.running import server_models
 
 pytestmark = pytest.mark.integration

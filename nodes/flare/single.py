@@ -6,10 +6,10 @@ from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
 from activerag.nodes.base import Update, lm_cost
-from activerag.nodes.flare import FlareNode, generate_unit
-from activerag.nodes.flare_logic import answer_end
+from activerag.nodes.loop import FlareNode, generate_unit
+from activerag.nodes.loop_logic import answer_end
 from activerag.nodes.parts import Parts
-from activerag.serving.lm import Generation
+from activerag.serving.generation import Generation
 from activerag.state import FlareState, StepTrace
 
 

@@ -7,8 +7,9 @@ from langgraph.runtime import Runtime
 from activerag.answers import find_answer
 from activerag.context import FlareContext
 from activerag.nodes.base import Update
-from activerag.nodes.flare import FlareNode, generate_unit, prompt_documents, shots, unit_update
-from activerag.nodes.flare_logic import follow_up_at_end, last_follow_up
+from activerag.nodes.exemplars import shots
+from activerag.nodes.flare.logic import follow_up_at_end, last_follow_up
+from activerag.nodes.loop import FlareNode, generate_unit, prompt_documents, unit_update
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import FINAL_ANSWER, FOLLOW_UP, INTERMEDIATE, self_ask_prompt
 from activerag.state import FlareState, Step

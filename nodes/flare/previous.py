@@ -6,7 +6,7 @@ from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
 from activerag.nodes.base import Update
-from activerag.nodes.flare_logic import window_query
+from activerag.nodes.flare.logic import window_query
 from activerag.state import FlareState
 
 

@@ -1,7 +1,7 @@
 """FLARE-direct's own steps (Jiang et al. 2023, §3.2): the draft of the next sentence, the gate's
 routing, and query formulation from the draft (masked, or generated questions). The sentence
-loop they run in (begin, retrieve, generate, accept), which the family shares, is
-nodes/loop.py; its names are importable from here too.
+loop they run in (begin, retrieve, generate, accept), which the family and the families built on
+it share, is nodes/loop.py.
 """
 
 from __future__ import annotations
@@ -14,31 +14,9 @@ from langgraph.runtime import Runtime
 from activerag.context import FlareContext
 from activerag.nodes.base import Update, lm_cost, node_name
 from activerag.nodes.decisions import masks, written
-from activerag.nodes.exemplars import TaskKind, shots, task_for  # noqa: F401 (also from here)
-from activerag.nodes.flare_logic import (
-    low_confidence_spans,
-    mask_flags,
-    masked_query,
-    question_words,
-)
-from activerag.nodes.loop import (  # noqa: F401 (the loop's names, also importable from here)
-    RUNAWAY,
-    AnswerCut,
-    FlareNode,
-    PromptFn,
-    Unit,
-    begin,
-    generate_unit,
-    make_accept,
-    make_generate,
-    make_retrieve,
-    make_retrieve_input,
-    prompt_documents,
-    route_after_accept,
-    route_after_begin,
-    route_after_emitting,
-    unit_update,
-)
+from activerag.nodes.flare.logic import low_confidence_spans
+from activerag.nodes.loop import FlareNode, generate_unit, prompt_documents
+from activerag.nodes.loop_logic import mask_flags, masked_query, question_words
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import (
     question_prompt,

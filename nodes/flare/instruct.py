@@ -6,8 +6,8 @@ from langgraph.runtime import Runtime
 
 from activerag.context import FlareContext
 from activerag.nodes.base import Update
-from activerag.nodes.flare import FlareNode, generate_unit, prompt_documents, unit_update
-from activerag.nodes.flare_logic import split_search
+from activerag.nodes.flare.logic import split_search
+from activerag.nodes.loop import FlareNode, generate_unit, prompt_documents, unit_update
 from activerag.nodes.parts import Parts
 from activerag.nodes.prompts import SEARCH_CLOSE, SEARCH_OPEN, instruct_prompt
 from activerag.serving.lm import LM
