@@ -47,7 +47,7 @@ from after_flare_tables import (
     TWOWIKI200,
 )
 
-from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+from activerag.evaluation.stats import bootstrap_ci, paired_permutation_p
 from activerag.evaluation.sweeps import error_bars, pareto
 from activerag.evaluation.tables import markdown_table
 
@@ -73,7 +73,7 @@ def paired(rows: list[dict[str, Any]], method: str, against: str) -> dict[str, A
         return sum(side[i].get(key, 0) for i in both) / len(both)
 
     return {"n": len(both), "diff": sum(diff) / len(both), "ci": bootstrap_ci(diff),
-            "p": paired_bootstrap_p([a[i]["f1"] for i in both], [b[i]["f1"] for i in both]),
+            "p": paired_permutation_p([a[i]["f1"] for i in both], [b[i]["f1"] for i in both]),
             "calls": (per_q(a, "lm_calls"), per_q(b, "lm_calls")),
             "retrievals": (per_q(a, "retrieval_steps"), per_q(b, "retrieval_steps"))}
 

@@ -30,7 +30,7 @@ flarechain = RUNS / "flarechain"
 # step, Table 9) beside the main demo run's flare, single and none, per kind of question.
 
 # REPLUG over the dense store: MiniLM's own query encoder against the LSR-trained one, on the
-# same 50 questions as the BM25 REPLUG run (p: paired bootstrap against REPLUG-LSR).
+# same 50 questions as the BM25 REPLUG run (p: sign-flip test against REPLUG-LSR).
 LSR_RUNS = {"2wiki-replug-lsr-vote-n50": "-LSR", "2wiki-replug-dense-vote-n50": " (MiniLM)"}
 
 
@@ -131,7 +131,7 @@ def main() -> None:
         (OUT / "2wiki-all-methods-n50.md").write_text(
             "### Every method on the same 50 2WikiMultihopQA dev questions (paper exemplars with "
             "their retrieved documents, BM25 k=2, SmolLM2-135M-Instruct, answers capped at 128 "
-            "tokens, 4 questions at a time; p: paired bootstrap against flare)\n\n"
+            "tokens, 4 questions at a time; p: sign-flip test against flare)\n\n"
             + markdown_table(summary))
         print((OUT / "2wiki-all-methods-n50.md").read_text())
     if all((RUNS / name / "examples.jsonl").exists() for name in ("demo-n48", "demo-n48-combined")):
@@ -142,7 +142,7 @@ def main() -> None:
             for kind in ("one-hop", "two-hop")]
         text = ("### The demo set on Qwen2.5-Coder-0.5B-Instruct: flare_combined beside flare, "
                 "single and none (the library's exemplar, BM25 k=2, θ=0.8, β=0.4, answers capped "
-                "at 128 tokens; p: paired bootstrap against flare_combined)\n")
+                "at 128 tokens; p: sign-flip test against flare_combined)\n")
         for label, part in parts:
             text += f"\n#### {label}\n\n" + markdown_table(summarise_methods(part, order))
         (OUT / "demo-n48-combined.md").write_text(text)
@@ -164,7 +164,7 @@ def main() -> None:
             "### REPLUG (the released code's vote, k=10) and the top-1 document with the dense "
             "retriever, before (MiniLM) and after LSR, on the first 50 2WikiMultihopQA dev "
             "questions (paper exemplars without documents; SmolLM2-135M-Instruct; answers capped "
-            "at 128 tokens; `replug_vote` and `none` are the BM25 run's rows; p: paired bootstrap "
+            "at 128 tokens; `replug_vote` and `none` are the BM25 run's rows; p: sign-flip test "
             "against replug_vote-LSR)\n\n"
             + markdown_table(summary))
         (OUT / "2wiki-replug-lsr-n50.json").write_text(json.dumps(summary, indent=1))
@@ -172,14 +172,14 @@ def main() -> None:
     merged_table("hotpotqa-replug-n50",
                  "REPLUG on the first 50 HotpotQA dev questions (rpt dev split) over the 32,140-"
                  "paragraph union corpus (BM25, k=10; the 2Wiki paper exemplars without documents; "
-                 "SmolLM2-135M-Instruct; answers capped at 128 tokens; p: paired bootstrap against "
+                 "SmolLM2-135M-Instruct; answers capped at 128 tokens; p: sign-flip test against "
                  "replug)",
                  {"hotpotqa-replug-agree-n50": None, "hotpotqa-replug-n50": None}, REPLUG_ORDER)
     merged_table("2wiki-replug-rescore",
                  "REPLUG's rescore (Eq. 2 exactly on the documents' own answers, echo-scored) "
                  "beside "
                  "the other REPLUG rows, on the 2Wiki questions its run finished (BM25, k=10; p: "
-                 "paired bootstrap against replug)",
+                 "paired sign-flip test against replug)",
                  {"2wiki-replug-rescore-n50": None, "2wiki-replug-n50": None}, REPLUG_ORDER,
                  only_done="replug_rescore")
     for name in ("lsr-2wiki", "lsr-2wiki-shuffled", "lsr-2wiki-lm"):

@@ -15,7 +15,7 @@ import argparse
 import json
 from pathlib import Path
 
-from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+from activerag.evaluation.stats import bootstrap_ci, paired_permutation_p
 from activerag.nodes.prompts import EXEMPLAR_ENTITIES
 
 OLD_ENTITIES = ("Morrow Lamp Works", "Ilsa Brandt", "Kelmor", "Vedria", "Osterfeld")
@@ -59,8 +59,8 @@ def table(before: dict, after: dict) -> list[str]:
             series[label] = (both, em)
             lines.append(f"| {method} | {label} | {fmt(old)} | {fmt(new)} | {fmt(both)} | "
                          f"{sum(em) / len(em):.3f} |")
-        p_copy = paired_bootstrap_p(series["after"][0], series["before"][0])
-        p_em = paired_bootstrap_p(series["after"][1], series["before"][1])
+        p_copy = paired_permutation_p(series["after"][0], series["before"][0])
+        p_em = paired_permutation_p(series["after"][1], series["before"][1])
         verdicts.append(f"- {method}: answers naming an exemplar entity "
                         f"{int(sum(series['before'][0]))} -> {int(sum(series['after'][0]))} "
                         f"(paired p {p_copy:.3f}); EM {sum(series['before'][1]) / len(keys):.3f}"

@@ -137,7 +137,7 @@ def recall_table() -> None:
     main number is the share of gold words read; beside it, the share of gold paragraphs read
     at least half."""
     header = ["### Gold paragraphs read at Y = 500 words: FB-RAG's rankings against the "
-              "question's BM25 (OP-RAG), paired bootstrap on the same questions\n",
+              "question's BM25 (OP-RAG), paired sign-flip test on the same questions\n",
               "gold_word_recall: the share of the gold paragraphs' words the reader read; "
               "gold_half_recall: the share of gold paragraphs it read at least half of\n",
               "| dataset | method | gold_word_recall | difference from op_rag | p "
@@ -176,7 +176,7 @@ def main() -> None:
         extra = {f"fbrag-{ds}-y1000": Y1000, f"fbrag-oracle-{ds}": None}
         fb_tables[ds] = merged_table(
             f"fbrag-{ds}-1500w", f"FB-RAG and its baselines on {name}: {FB_SETUP}; Y = 500 words "
-            "unless named; p: paired bootstrap against fb_rag",
+            "unless named; p: paired sign-flip test against fb_rag",
             {f"fbrag-{ds}-y500": None,
              **{run: keep for run, keep in extra.items()
                 if (RUNS / run / "examples.jsonl").exists()}},
@@ -185,7 +185,7 @@ def main() -> None:
     merged_table("fbrag-hotpotqa-samples",
                  f"FB-RAG (Ours-F, Y = 500) with K = 1..5 samples on HotpotQA: {FB_SETUP}; K < 5 "
                  "reads the first K of the same K = 5 draw, so its latency_seconds counts the "
-                 "K = 5 draw (what K costs is measured in fbrag-cost.md); p: paired bootstrap "
+                 "K = 5 draw (what K costs is measured in fbrag-cost.md); p: paired sign-flip test "
                  "against K=5",
                  {"fbrag-hotpotqa-y500": {"fb_rag": "K=5"},
                   **{f"fbrag-hotpotqa-k{k}": {"fb_rag": f"K={k}"} for k in range(1, 5)}},
@@ -194,7 +194,7 @@ def main() -> None:
                  f"FB-RAG's light model, SmolLM2-135M against Gemma 3 270M, on HotpotQA: "
                  f"{fb_setup('the named model samples, ')}; the SmolLM2 row's samples were drawn "
                  "beside other runs (its latency is not comparable), the Gemma row's alone on the "
-                 "machine; p: paired bootstrap against the SmolLM2 row",
+                 "machine; p: paired sign-flip test against the SmolLM2 row",
                  {"fbrag-hotpotqa-y500": {"fb_rag": "fb_rag, SmolLM2 light", "op_rag": "op_rag"},
                   "fbrag-hotpotqa-gemma-light": {"fb_rag": "fb_rag, Gemma light"}},
                  ["fb_rag, SmolLM2 light", "fb_rag, Gemma light", "op_rag"],
@@ -205,7 +205,7 @@ def main() -> None:
                  "Qwen2.5-Coder-0.5B-Instruct reads, served with an 8,192-token window so that "
                  "long_context reads the whole context uncut; two questions at a time, alone on "
                  "the "
-                 "machine; p: paired bootstrap against fb_rag",
+                 "machine; p: paired sign-flip test against fb_rag",
                  {"fbrag-hotpotqa3000-y1000": None}, ["fb_rag", "op_rag", "long_context"],
                  columns=LONG_CONTEXT_COLUMNS)
     if (RUNS / "fbrag-cost.md").exists():

@@ -57,7 +57,7 @@ TABLES = {
         ["none", "single_k1", "single_k10", "replug_vote", "replug"],
         "REPLUG on 2WikiMultihopQA (Table 3's shape), the 1.5B reader on llama.cpp: the paper's "
         "exemplars without documents, BM25 k=10 over the 2Wiki corpus, answers capped at 128 "
-        "tokens; p: paired bootstrap against none",
+        "tokens; p: paired sign-flip test against none",
         "2WikiMultihopQA, REPLUG", REPLUG_CLAIMS, "2wiki-replug-n100-scores.json",
         "single_k1's answer is replug_vote's first document's"),
     "family": Judged(
@@ -66,13 +66,13 @@ TABLES = {
          "self_ask", "flare_instruct", "flare_explicit", "flare_combined"],
         "The FLARE family on 2WikiMultihopQA, the 1.5B reader on llama.cpp: paper exemplars with "
         "their retrieved documents, BM25 k=2, θ=0.8, β=0.4, answers capped at 128 tokens; p: "
-        "paired bootstrap against flare",
+        "paired sign-flip test against flare",
         "2WikiMultihopQA, the FLARE family", FAMILY_CLAIMS, "2wiki-family-n100-scores.json"),
     "after": Judged(
         "2wiki-after-flare-n100-15b", "2wiki-t3-15b", AFTER,
         "2WikiMultihopQA after FLARE (table 3: IRCoT and the entropy gates), the 1.5B reader "
         "on llama.cpp: paper exemplars, BM25 over the 2Wiki corpus, k=2, answers capped at 128 "
-        "tokens, each method scored by its authors' rule; p: paired bootstrap against none",
+        "tokens, each method scored by its authors' rule; p: paired sign-flip test against none",
         "2WikiMultihopQA, after FLARE",
         [c for c in (c._replace(method="adaptive_rag_prompt") if c.method == "adaptive_rag"
                      else c for c in CLAIMS) if {c.method, c.against} <= set(AFTER)],

@@ -22,7 +22,7 @@ from pathlib import Path
 from merging import save_recall_plot
 
 from activerag.evaluation.datasets import twowiki
-from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+from activerag.evaluation.stats import bootstrap_ci, paired_permutation_p
 from activerag.lsr import ScoreCache, lm_score, recall_at, training_examples
 from activerag.settings import Settings
 from activerag.stores.corpus import Corpus
@@ -72,13 +72,13 @@ def write_recall(towers: dict[str, dict[int, list[float]]], setup: str) -> None:
              + " |", "|---|" + "---|" * len(KS)]
     lines += [f"| {t} | " + " | ".join(cell(table[k]) for k in KS) + " |"
               for t, table in towers.items()]
-    lines += ["", "Paired differences (first minus second) and paired bootstrap p", "",
+    lines += ["", "Paired differences (first minus second) and paired sign-flip p", "",
               "| comparison | " + " | ".join(f"k={k}" for k in KS) + " |",
               "|---|" + "---|" * len(KS)]
     for a, b in PAIRS:
         if a in towers and b in towers:
             diffs = [mean(towers[a][k]) - mean(towers[b][k]) for k in KS]
-            ps = [paired_bootstrap_p(towers[a][k], towers[b][k]) for k in KS]
+            ps = [paired_permutation_p(towers[a][k], towers[b][k]) for k in KS]
             lines.append(f"| {a} - {b} | " + " | ".join(
                 f"{d:+.3f} (p {p:.3f})" for d, p in zip(diffs, ps, strict=True)) + " |")
     data = {"setup": setup, "n": n, "recall": {
@@ -112,7 +112,7 @@ def teacher_table() -> None:
     """What each teacher tells the tower in the first epoch (the same MiniLM passages for both):
     the entropy of its target Q = softmax(LM score / beta) over a question's 10 passages, and how
     often its favourite passage has a gold title, on the questions with a gold passage among
-    the 10, beside a random passage's and MiniLM's first passage's rate; p: paired bootstrap
+    the 10, beside a random passage's and MiniLM's first passage's rate; p: paired sign-flip test
     against the first teacher. LM scores from the score cache the training filled."""
     metas = {name: json.loads((RUNS / name / "lsr.json").read_text())
              for name in (TOWERS["LSR (0.5B teacher)"], TOWERS["LSR (SmolLM2 teacher)"])
@@ -154,7 +154,7 @@ def teacher_table() -> None:
              "| teacher | entropy of Q (nats; uniform 2.303) | its top passage has a gold title |",
              "|---|---|---|"]
     for lm in entropy:
-        ps = ["" if lm == first else f" (p {paired_bootstrap_p(d[first], d[lm]):.2f})"
+        ps = ["" if lm == first else f" (p {paired_permutation_p(d[first], d[lm]):.2f})"
               for d in (entropy, top_gold)]
         lines.append(f"| {lm} | {cell(entropy[lm])}{ps[0]} | {cell(top_gold[lm])}{ps[1]} |")
     lines += [f"| (a random passage of the 10) | - | {cell(random_gold)} |",
@@ -189,7 +189,7 @@ def qa_table() -> None:
             entry[metric] = {"mean": mean(values), "ci": list(bootstrap_ci(values))}
             text = cell(values)
             if label != base:
-                p = paired_bootstrap_p([float(rows[base][i][metric]) for i in ids], values)
+                p = paired_permutation_p([float(rows[base][i][metric]) for i in ids], values)
                 entry[f"{metric}_p"] = p
                 text += f" (p {p:.2f})"
             texts.append(text)
@@ -199,7 +199,7 @@ def qa_table() -> None:
         "### The top-1 document retrieved before (MiniLM) and after LSR with the default model "
         "as teacher, on the first 2Wiki dev questions, beside BM25's top-1 and no retrieval "
         "(paper exemplars without documents; Qwen2.5-Coder-0.5B-Instruct; answers capped at "
-        "128 tokens; p: paired bootstrap against the LSR tower's row)\n\n"
+        "128 tokens; p: paired sign-flip test against the LSR tower's row)\n\n"
         + "\n".join(lines) + "\n")
     (OUT / "2wiki-lsr05b-top1.json").write_text(json.dumps(table, indent=1))
     print((OUT / "2wiki-lsr05b-top1.md").read_text())

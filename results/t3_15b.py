@@ -19,5 +19,5 @@ METHODS = ["none", "single", "flare", "flare_etc", "dragin_lite", "flare_seakr"]
 if __name__ == "__main__":
     one_run_a_method(NAME, "hotpotqa-t3-15b", METHODS, 100,
                      "HotpotQA: ETC, DRAGIN-lite and SeaKR-lite beside none, single and FLARE, "
-                     "the 1.5B reader on llama.cpp; p: paired bootstrap against none",
+                     "the 1.5B reader on llama.cpp; p: paired sign-flip test against none",
                      "HotpotQA", lambda rows, _summary: differences(rows, METHODS))

@@ -36,7 +36,7 @@ if __name__ == "__main__":
         f"### Table 5 on the default model: FLARE's β, 2WikiMultihopQA, n={n}\n\n"
         "Each variant a full FLARE run (θ=0.8, BM25 k=2, the paper's exemplars with their "
         "documents, answers capped at 128 tokens) on the first 100 questions of the main "
-        "table; p (paired bootstrap, EM / F1) against β = 0, the whole draft as the query, as "
+        "table; p (paired sign-flip test, EM / F1) against β = 0, the whole draft as the query, as "
         "Table 5 compares; β = 0.4 with per-token masking is FLARE's own setting, its row in "
         "2wiki-after-flare-n100. 'word': whole words with a token below β masked; 'word+x': "
         "the same, never masking a word of the question. The paper (text-davinci-003): EM "

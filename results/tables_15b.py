@@ -69,7 +69,7 @@ def demo() -> list[str]:
     if (RUNS / "demo-n48-15b-trained-punkt" / "examples.jsonl").exists():
         merged_table("demo-n48-15b-punkt", "FLARE on the demo set, the 1.5B on llama.cpp, the "
                      "corpus split by untrained Punkt (as since the Punkt minimum) and by the "
-                     "Punkt the demo corpus had taught (as before); p: paired bootstrap against "
+                     "Punkt the demo corpus had taught (as before); p: sign-flip test against "
                      "the first", {"demo-n48-15b": {"flare": "flare"}, "demo-n48-15b-trained-punkt":
                                    {"flare": "flare, demo-trained Punkt"}},
                      ["flare", "flare, demo-trained Punkt"])
@@ -229,7 +229,7 @@ def differences(rows: list[dict[str, Any]], methods: list[str]) -> list[str]:
     """F1 of each method minus single's and FLARE's, paired on the same questions."""
     from after_flare import paired
 
-    lines = ["F1 differences, paired by question (95% bootstrap interval; paired bootstrap p):",
+    lines = ["F1 differences, paired by question (95% bootstrap interval; paired sign-flip p):",
              "", "| method | against | F1 difference | p | n |", "|---|---|---|---|---|"]
     for against in ("single", "flare"):
         for m in methods:
@@ -304,7 +304,7 @@ if __name__ == "__main__":
               "or --only-fb-rag rewrites one section from what runs/ holds).", file=sys.stderr)
         raise SystemExit(2)
     lines = ["# The default model beside the 1.5B reader (issue #37)", "",
-             "p: paired bootstrap against the first method of the same model's run.", "",
+             "p: sign-flip test against the first method of the same model's run.", "",
              "Tables 4 and 6 (REPLUG and the FLARE family on 2Wiki, one run folder a method) "
              "carry their side-by-side sections in their own files: 2wiki-replug-n100-15b.md "
              "and 2wiki-family-n100-15b.md (results/judged_15b.py).", "",

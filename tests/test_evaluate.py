@@ -157,9 +157,9 @@ def test_methods_are_compared_with_the_first_on_examples_paired_by_id():
         "method": "a", "n": 6, "em_diff": 0.0, "em_p": 1.0, "f1_diff": 0.0, "f1_p": 1.0}
     vs = summary["c"]["vs_first"]
     assert (vs["n"], vs["em_diff"], vs["f1_diff"]) == (6, 0.5, 0.5)
-    # d = [0, 1, 0, 1, 0, 1]: a resample is at least 0.5 from d̄ = 0.5 only when all six
-    # draws are equal, which happens with probability 2 / 2**6.
-    assert vs["em_p"] == pytest.approx(1 / 32, abs=0.005)
+    # d = [0, 1, 0, 1, 0, 1]: three questions differ, all one way; of their 2**3 sign sets
+    # only the two all-one-way ones reach |sum| = 3 (the exact sign test's 2 / 8).
+    assert vs["em_p"] == vs["f1_p"] == 2 / 8
     table = markdown_table(summary)
     assert "p vs a (em / f1)" in table.splitlines()[0]
     assert "| a | 6 | 0.500 [" in table and table.splitlines()[2].endswith(" | - |")

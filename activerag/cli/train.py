@@ -77,7 +77,7 @@ def _recall_report(corpus: Any, out: Path, held_out: list[Any]) -> None:
     """Gold-title recall@k on HELD_OUT with MiniLM and with the encoder in OUT: printed, and
     written to OUT/recall.json and OUT/recall.md."""
     from activerag import lsr
-    from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+    from activerag.evaluation.stats import bootstrap_ci, paired_permutation_p
     from activerag.stores.query_encoder import QueryEncoder
 
     ks = [k for k in (1, 2, 5, 10, 20) if k <= len(corpus.chroma)]
@@ -92,7 +92,7 @@ def _recall_report(corpus: Any, out: Path, held_out: list[Any]) -> None:
         b, a = before[k], after[k]
         bl, bh = bootstrap_ci(b)
         al, ah = bootstrap_ci(a)
-        pval = paired_bootstrap_p(a, b)
+        pval = paired_permutation_p(a, b)
         table[k] = {"before": sum(b) / len(b), "before_ci": [bl, bh], "after": sum(a) / len(a),
                     "after_ci": [al, ah], "p": pval}
         lines.append(f"| {k} | {table[k]['before']:.3f} [{bl:.3f}, {bh:.3f}] | "

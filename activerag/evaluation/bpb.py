@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from activerag.evaluation.stats import bootstrap_ci, bootstrap_ratio_ci, paired_bootstrap_p
+from activerag.evaluation.stats import bootstrap_ci, bootstrap_ratio_ci, paired_permutation_p
 
 
 def summarise_bpb(rows: Sequence[dict[str, Any]], baseline: str = "none") -> dict[str, Any]:
@@ -15,7 +15,7 @@ def summarise_bpb(rows: Sequence[dict[str, Any]], baseline: str = "none") -> dic
     byte under each setting).
 
     bpb is total bits over total bytes, with a 95% bootstrap interval over passages, and p a
-    paired bootstrap test of the passages' bits against BASELINE (the same bytes, so equal
+    paired sign-flip test of the passages' bits against BASELINE (the same bytes, so equal
     totals of bits are equal bits per byte). mean_passage_bpb, the mean of the passages'
     own ratios, weighs a short passage as much as a long one; it is kept beside, labelled.
     """
@@ -28,7 +28,7 @@ def summarise_bpb(rows: Sequence[dict[str, Any]], baseline: str = "none") -> dic
         bits = [b * n for b, n in zip(ratios, sizes, strict=True)]
         base = [r["bpb"][baseline] * n for r, n in zip(rows, sizes, strict=True)]
         out[name] = {"bpb": sum(bits) / sum(sizes), "ci": list(bootstrap_ratio_ci(bits, sizes)),
-                     "p": paired_bootstrap_p(bits, base) if name != baseline else None,
+                     "p": paired_permutation_p(bits, base) if name != baseline else None,
                      "mean_passage_bpb": sum(ratios) / len(ratios),
                      "mean_passage_ci": list(bootstrap_ci(ratios))}
     return out

@@ -4,7 +4,7 @@ A run folder holds config.json (what was asked), examples.jsonl (one line per fi
 method and example, appended as they finish) and summary.json / summary.md. Running again
 into the same folder skips what is done; `rescore` recomputes the metrics from the stored
 answers without calling the LM. Summaries give each quality metric a 95% bootstrap interval
-and each method after the first a paired bootstrap p-value against the first.
+and each method after the first a paired sign-flip p-value against the first.
 """
 
 from __future__ import annotations

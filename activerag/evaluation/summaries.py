@@ -1,11 +1,11 @@
 """Summaries of a run's rows: each method's means with 95% bootstrap intervals, costs and
-retrieval rates, and every method after the first against the first (paired bootstrap)."""
+retrieval rates, and every method after the first against the first (paired sign-flip test)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+from activerag.evaluation.stats import bootstrap_ci, paired_permutation_p
 
 QUALITY_KEYS = ("em", "f1", "precision", "recall", "rouge_l", "gold_title_recall",
                 "gold_word_recall", "gold_half_recall", "em_flare_rule", "f1_flare_rule")
@@ -63,7 +63,7 @@ def latency(row: dict[str, Any]) -> float:
 
 def versus(rows: list[dict[str, Any]], first_rows: list[dict[str, Any]],
            first: str) -> dict[str, Any]:
-    """Mean differences from method FIRST and their paired bootstrap p-values, on the examples
+    """Mean differences from method FIRST and their paired sign-flip p-values, on the examples
     both scored (paired by id)."""
     theirs = {r["id"]: r for r in first_rows}
     out: dict[str, Any] = {"method": first, "n": sum(1 for r in rows if r["id"] in theirs)}
@@ -73,7 +73,7 @@ def versus(rows: list[dict[str, Any]], first_rows: list[dict[str, Any]],
         if pairs:
             ours, base = [a for a, _ in pairs], [b for _, b in pairs]
             out[f"{key}_diff"] = (sum(ours) - sum(base)) / len(pairs)
-            out[f"{key}_p"] = paired_bootstrap_p(ours, base)
+            out[f"{key}_p"] = paired_permutation_p(ours, base)
     return out
 
 

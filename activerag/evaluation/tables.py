@@ -76,7 +76,7 @@ def _p_cell(summary: dict[str, Any]) -> str:
 def markdown_table(summary: dict[str, dict[str, Any]], columns: Sequence[str] = TABLE_COLUMNS,
                    label: str = "method") -> str:
     """Methods (or variants) as rows, the metrics (with 95% intervals) and costs as columns,
-    and the paired bootstrap p-values of EM and F1 against the first row."""
+    and the paired sign-flip p-values of EM and F1 against the first row."""
     cols = [c for c in columns if any(c in s for s in summary.values())]
     first = next(iter(summary), "")
     with_p = any("vs_first" in s for s in summary.values())

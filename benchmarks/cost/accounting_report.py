@@ -22,7 +22,7 @@ from typing import Any
 
 from activerag.answers import extract_answer
 from activerag.evaluation.metrics import best_prf, exact_match
-from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+from activerag.evaluation.stats import bootstrap_ci, paired_permutation_p
 from benchmarks.cost.breakdown import covered
 from benchmarks.publish import publish
 
@@ -121,8 +121,8 @@ def comparisons(methods: dict[str, list[dict[str, Any]]]) -> list[str]:
             if not name.startswith("flarechain") or len(rows) != len(our_rows):
                 continue
             speed = sum(x["wall"] for x in rows) / sum(x["wall"] for x in our_rows)
-            p_wall = paired_bootstrap_p([x["wall"] for x in our_rows], [x["wall"] for x in rows])
-            p_f1 = paired_bootstrap_p([x["f1"] for x in our_rows], [x["f1"] for x in rows])
+            p_wall = paired_permutation_p([x["wall"] for x in our_rows], [x["wall"] for x in rows])
+            p_f1 = paired_permutation_p([x["f1"] for x in our_rows], [x["f1"] for x in rows])
             f1 = (statistics.fmean(x["f1"] for x in our_rows)
                   - statistics.fmean(x["f1"] for x in rows))
             out.append(f"- {name} against {mine}: its time / ours = {speed:.2f} (paired p "
@@ -168,7 +168,7 @@ def before_after(raw: dict[str, dict[str, list[dict[str, Any]]]], first: str,
         same = sum(x["answer"] == y["answer"] for x, y in pairs)
         lines.append(f"| {name} | {len(pairs)} | {statistics.fmean(a):.1f} | "
                      f"{statistics.fmean(b):.1f} | {sum(b) / sum(a):.2f} | "
-                     f"{paired_bootstrap_p(a, b):.3f} | {same}/{len(pairs)} |")
+                     f"{paired_permutation_p(a, b):.3f} | {same}/{len(pairs)} |")
     return lines
 
 

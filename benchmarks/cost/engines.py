@@ -39,7 +39,7 @@ import httpx
 
 from activerag.cli import main as cli
 from activerag.demo import DEMO_CORPUS
-from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+from activerag.evaluation.stats import bootstrap_ci, paired_permutation_p
 from activerag.evaluation.summaries import summarise
 from activerag.nodes.prompts import render
 from activerag.serving import server
@@ -215,7 +215,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]
             same = sum(ra[i]["answer"] == rb[i]["answer"] for i in ids)
             lines.append(f"- {a['model']} {name}, concurrency {level}: EM llama.cpp - vLLM "
                          f"{(sum(eb) - sum(ea)) / len(ids):+.3f} (paired p "
-                         f"{paired_bootstrap_p(eb, ea):.2f}); the same greedy answer on {same} "
+                         f"{paired_permutation_p(eb, ea):.2f}); the same greedy answer on {same} "
                          f"of {len(ids)} questions")
     return lines
 

@@ -33,7 +33,7 @@ from activerag.answers import extract_answer
 from activerag.context import FlareContext
 from activerag.evaluation.datasets import load_dataset
 from activerag.evaluation.metrics import best_prf, exact_match
-from activerag.evaluation.stats import bootstrap_ci, paired_bootstrap_p
+from activerag.evaluation.stats import bootstrap_ci, paired_permutation_p
 from activerag.graphs.flare import graph as flare_graph
 from activerag.settings import Settings
 from activerag.stores.corpus import Corpus
@@ -145,12 +145,12 @@ def main() -> None:
     for name in PROMPTS:
         summary[f"FlareChain {name}"] = {k: mean(theirs[name], k) for k in keys}
         summary[f"paired_p {name}"] = {
-            k: paired_bootstrap_p([r[k] for r in ours], [r[k] for r in theirs[name]])
+            k: paired_permutation_p([r[k] for r in ours], [r[k] for r in theirs[name]])
             for k in keys}
     lines = [f"### activerag FLARE vs LangChain FlareChain: {args.dataset}, n={len(ours)}, "
              f"model {model}, our exemplars {args.prompts}, BM25 k=2, one question at a time "
              "(means with 95% bootstrap "
-             "intervals; p: paired bootstrap test; FlareChain with its own response prompt and "
+             "intervals; p: paired sign-flip test; FlareChain with its own response prompt and "
              "with ANSWER_PROMPT; empty: share of responses with no text)", "",
              "| per question | activerag | " + " | ".join(
                  f"FlareChain, {name} prompt | ratio to activerag | p" for name in PROMPTS)

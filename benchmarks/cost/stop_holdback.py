@@ -7,7 +7,7 @@ Reads two evaluation run folders of one method over the same questions on the sa
 (made by two code trees: `PYTHONPATH=TREE activerag eval ... --run FOLDER`) and prints, for
 each, the generated tokens per token kept in the answers with a bootstrap interval (questions
 resampled), against the goal 1 + retrieval rate + 0.1; then the per-question difference in
-generated tokens (paired bootstrap), and on how many questions the two answers are the same
+generated tokens (paired sign-flip test), and on how many questions the two answers are the same
 text. Written for vLLM's stop-string hold-back (issue #37): a change to how a stream is read
 should save tokens without changing an answer. Nothing is asserted.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from activerag.evaluation.evaluate import Run
-from activerag.evaluation.stats import bootstrap_ci, bootstrap_ratio_ci, paired_bootstrap_p
+from activerag.evaluation.stats import bootstrap_ci, bootstrap_ratio_ci, paired_permutation_p
 from activerag.evaluation.summaries import summarise
 
 
@@ -46,7 +46,7 @@ def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]],
     old, new = ([rows[i]["generated_tokens"] for i in ids] for rows in (before, after))
     saved = [a - b for a, b in zip(old, new, strict=True)]
     low, high = bootstrap_ci(saved)
-    p = paired_bootstrap_p(old, new)
+    p = paired_permutation_p(old, new)
     same = sum(before[i]["answer"] == after[i]["answer"] for i in ids)
     cuts = sum(before[i].get("sentences", 0) for i in ids)
     lines += ["", f"- Generated tokens saved a question ({names[0]} - {names[1]}): "

@@ -75,7 +75,7 @@ async def main() -> None:
         print(f"{i}/{len(examples)} {example.id}", flush=True)
     summary = summarise_methods(rows, ["gold paragraphs", "answer as query"])
     table = (f"### Ceilings on {Path(args.dataset).name} (n={len(examples)}; Y = "
-             f"{args.read_words} words for the answer-as-query ranking; p: paired bootstrap "
+             f"{args.read_words} words for the answer-as-query ranking; p: paired sign-flip test "
              "against gold paragraphs)\n\n" + markdown_table(summary, LONG_CONTEXT_COLUMNS))
     print(table)
     if args.out:
