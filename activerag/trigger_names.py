@@ -6,18 +6,24 @@ context from any client); the triggers themselves live with the nodes, above thi
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from activerag.errors import UnknownTrigger
 
-TRIGGERS: set[str] = {"min_prob", "mean_surprisal", "entropy", "never", "always", "every_n",
-                      "etc", "dragin_lite", "entropy_mean", "entropy_max", "perplexity"}
-"""The trigger names: those nodes/triggers.py and nodes/gated/triggers.py ship (a test keeps
-this set equal to what they register), and those registered since."""
+TRIGGERS: dict[str, Callable[..., bool] | None] = dict.fromkeys(
+    ("min_prob", "mean_surprisal", "entropy", "never", "always", "every_n", "etc", "dragin_lite",
+     "entropy_mean", "entropy_max", "perplexity"))
+"""The one trigger registry: every name a context accepts, with the function that decides for it
+(None until the module defining it is imported and registers it: nodes/triggers.py's own, and
+each family folder's triggers.py, which graphs/base.py imports for every graph). A test keeps
+the shipped names equal to what those modules register."""
 ESTIMATORS: set[str] = {"entropy_mean", "entropy_max", "perplexity", "lexsim"}
 """The gates' estimator names, likewise."""
 TOP_LOGPROBS: dict[str, int] = {"entropy": 20, "etc": 20, "dragin_lite": 20,
                                 "entropy_mean": 20, "entropy_max": 20}
 """How many top logprobs per position each trigger needs the LM to return (1 if absent), so
-that a client asks for them whichever trigger modules were imported."""
+that a client asks for them whichever trigger modules were imported: the shipped triggers'
+here, once; a trigger registered since says its own (`register(name, top_logprobs=k)`)."""
 
 
 def declare_estimator(name: str, top_logprobs: int = 1, trigger: bool = True) -> None:
@@ -27,7 +33,7 @@ def declare_estimator(name: str, top_logprobs: int = 1, trigger: bool = True) ->
     trigger of the look-ahead graphs too, reading TOP_LOGPROBS alternatives per token."""
     ESTIMATORS.add(name)
     if trigger:
-        TRIGGERS.add(name)
+        TRIGGERS.setdefault(name, None)
         TOP_LOGPROBS[name] = max(TOP_LOGPROBS.get(name, 1), top_logprobs)
 
 

@@ -1,5 +1,7 @@
 """What the graphs share: the retry policy, and the FLARE family's state schemas, start and
-the loop of the methods whose LM asks for retrieval itself (self-ask, FLARE-instruct)."""
+the loop of the methods whose LM asks for retrieval itself (self-ask, FLARE-instruct); and every
+shipped trigger registered (the gates' and the margin's live in their family folders), so that
+any graph's trigger=NAME finds its function."""
 
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ from langgraph.types import Checkpointer, RetryPolicy
 from activerag.context import FlareContext
 from activerag.errors import LMServerUnreachable
 from activerag.nodes import loop
+from activerag.nodes.gated import triggers as gated_triggers  # noqa: F401 (registers them)
 from activerag.nodes.loop import FlareNode
+from activerag.nodes.margin import triggers as margin_triggers  # noqa: F401 (registers it)
 from activerag.nodes.parts import Parts
 from activerag.serving.lm_errors import LMServerError
 from activerag.state import FlareInput, FlareOutput, FlareState

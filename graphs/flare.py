@@ -10,7 +10,6 @@ from activerag.context import FlareContext
 from activerag.graphs.base import LM_RETRY, Compiled, add_start, new_graph
 from activerag.nodes import loop, triggers
 from activerag.nodes.flare import steps as flare
-from activerag.nodes.gated import triggers as word_triggers  # noqa: F401 (etc, dragin_lite)
 from activerag.nodes.loop import FlareNode
 from activerag.nodes.parts import Parts
 from activerag.sentences import SentenceSplitter

@@ -12,7 +12,6 @@ from langgraph.types import Checkpointer
 from activerag.graphs.base import Compiled
 from activerag.graphs.gated import build_gated_graph
 from activerag.nodes.gated.steps import GateNode
-from activerag.nodes.margin import triggers  # noqa: F401 (registers the margin estimator)
 from activerag.nodes.margin.context import MarginContext
 from activerag.sentences import SentenceSplitter
 from activerag.serving.lm import LM

@@ -3,7 +3,7 @@ gated graph (graphs/gated.py) compares with the estimator's threshold, and which
 tokens, is also a trigger of the look-ahead graphs (registered with nodes/triggers.py's
 `register` under the estimator's name). The shipped ones are the families' own
 (nodes/gated/triggers.py: the entropies, perplexity, Lex-Similarity; nodes/margin/triggers.py:
-the margin), registered with `register_estimator` when a name is first asked for."""
+the margin), registered with `register_estimator` when graphs/base.py imports them."""
 
 from __future__ import annotations
 

@@ -46,3 +46,13 @@ def own_fields() -> dict[type, frozenset[str]]:
         found.setdefault(first, set()).update(
             f.name for f in dataclasses.fields(first) if group.own(f.name))
     return {cls: frozenset(names) for cls, names in found.items()}
+
+
+@functools.cache
+def folder_triggers() -> None:
+    """Import each family folder's triggers.py that no import brought in yet. The shipped
+    folders' are imported by graphs/base.py, for every graph; a folder a user adds registers its
+    triggers here, when one of their names is first asked for (they import nodes/triggers.py,
+    so it cannot import them)."""
+    for name in folder_modules("triggers"):
+        importlib.import_module(name)

@@ -15,8 +15,6 @@ gate node that asks it. An empty draft never retrieves, whatever the trigger.
 
 from __future__ import annotations
 
-import functools
-import importlib
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -32,19 +30,20 @@ from activerag.state import FlareState
 
 Tokens = Sequence[tuple[str, float, int]]
 Trigger = Callable[[Tokens, FlareState, FlareContext], bool]
-TRIGGERS: dict[str, Trigger] = {}
-TOP_LOGPROBS = trigger_names.TOP_LOGPROBS
-"""How many top logprobs per position each trigger needs the LM to return (1 if absent)."""
 
 
-def register(name: str, top_logprobs: int = 1) -> Callable[[Trigger], Trigger]:
-    """Name a trigger, so that `trigger=NAME` (or `--trigger NAME`) chooses it; TOP_LOGPROBS
-    above 1 makes the LM client return that many alternatives per token (`step["tops"]`)."""
+def register(name: str, top_logprobs: int | None = None) -> Callable[[Trigger], Trigger]:
+    """Name a trigger in the one registry (activerag.trigger_names.TRIGGERS), so that
+    `trigger=NAME` (or `--trigger NAME`) chooses it; TOP_LOGPROBS above 1 makes the LM client
+    return that many alternatives per token (`step["tops"]`). A shipped trigger's need is
+    declared once, in activerag.trigger_names.TOP_LOGPROBS; a new one says its own here (1 if
+    not)."""
 
     def add(fn: Trigger) -> Trigger:
-        TRIGGERS[name] = fn
-        TOP_LOGPROBS[name] = top_logprobs
-        trigger_names.TRIGGERS.add(name)
+        trigger_names.TRIGGERS[name] = fn
+        if top_logprobs is not None:
+            trigger_names.TOP_LOGPROBS[name] = top_logprobs
+        trigger_names.TOP_LOGPROBS.setdefault(name, 1)
         return fn
 
     return add
@@ -53,9 +52,7 @@ def register(name: str, top_logprobs: int = 1) -> Callable[[Trigger], Trigger]:
 def top_logprobs_for(ctx: object) -> int:
     """The top logprobs per token that CTX's trigger needs (1: the token's own), or that CTX's
     own gate reads when it says more (`reads_alternatives`: ETC's, DRAGIN-lite's)."""
-    if getattr(ctx, "trigger", "") not in TRIGGERS:
-        load_registrations()
-    return max(TOP_LOGPROBS.get(getattr(ctx, "trigger", ""), 1),
+    return max(trigger_names.TOP_LOGPROBS.get(getattr(ctx, "trigger", ""), 1),
                getattr(ctx, "reads_alternatives", 1))
 
 
@@ -67,24 +64,15 @@ def entropy(top: Sequence[float]) -> float:
     return -sum(p * math.log(p) for p in probs if p > 0)
 
 
-@functools.cache
-def load_registrations() -> None:
-    """Import every module that registers triggers or estimators: each family folder's
-    triggers.py (nodes/<family>/triggers.py; ETC's and DRAGIN-lite's are the gates'). They
-    import this module, so it imports them by name, once, when a name is asked for that none
-    registered yet: a graph built from the nodes alone finds every shipped trigger."""
-    from activerag.nodes.families import folder_modules
-
-    for name in folder_modules("triggers"):
-        importlib.import_module(name)
-
-
 def registered(table: dict[str, Any], name: str, what: str, how: str) -> Any:
-    """TABLE's entry NAME (a name the contexts accept), its registering modules imported
-    first when it has none yet; an error naming WHAT it is and HOW to register one."""
-    if name not in table:
-        load_registrations()
-    if name not in table:
+    """TABLE's entry NAME (a name the contexts accept); when it has none yet, the family
+    folders' triggers.py that no import brought in are looked for first (a folder a user added);
+    then an error naming WHAT it is and HOW to register one."""
+    if table.get(name) is None:
+        from activerag.nodes.families import folder_triggers
+
+        folder_triggers()
+    if table.get(name) is None:
         raise UnknownTrigger(f"the {what} {name!r} is known by name but no module registered "
                              f"it; import the module that registers it ({how})")
     return table[name]
@@ -93,12 +81,14 @@ def registered(table: dict[str, Any], name: str, what: str, how: str) -> Any:
 def trigger_named(name: str) -> Trigger:
     """The registered trigger NAME, or an error listing the known ones."""
     trigger_names.check_trigger(name)
-    return registered(TRIGGERS, name, "trigger", "activerag.nodes.triggers.register")
+    return registered(trigger_names.TRIGGERS, name, "trigger",
+                      "activerag.nodes.triggers.register")
 
 
 def _fire(trigger: Trigger, state: FlareState, ctx: FlareContext) -> Update:
     step: dict[str, Any] = dict(state.get("step", {}))
-    name = next((n for n, fn in TRIGGERS.items() if fn is trigger), trigger.__name__)
+    name = next((n for n, fn in trigger_names.TRIGGERS.items() if fn is trigger),
+                trigger.__name__)
     if not step.get("draft", "").strip():
         shown: dict[str, Any] = {"measure": "the draft is empty (never retrieves)",
                                  "value": None, "threshold": None}
@@ -174,7 +164,7 @@ def mean_surprisal(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool
     return ctx.theta >= 1.0 or surprisal > -math.log(ctx.theta)
 
 
-@register("entropy", top_logprobs=20)
+@register("entropy")
 def token_entropy(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
     """Fire when some token's entropy over its top-20 alternatives, over its largest possible
     value ln 21, exceeds 1 - θ (θ = 0 never fires, θ = 1 fires on any doubt)."""

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+import activerag.graphs.base  # noqa: F401  (every shipped trigger, statically)
+from activerag import trigger_names
 from activerag.context import FlareContext
 from activerag.errors import NoLogprobs
 from activerag.nodes import triggers as t
-
-t.load_registrations()
 
 SURE = (0.0,) + (-30.0,) * 19
 HALF = (math.log(0.5), math.log(0.3), math.log(0.2)) + (-30.0,) * 17
@@ -37,13 +37,13 @@ def decided(name: str, draft: str, theta: float) -> dict[str, Any]:
     tokens, tops = DRAFTS[draft]
     state: Any = {"step": {"draft": "".join(x for x, _, _ in tokens), "tokens": tokens,
                            "tops": tops}, "answer_tokens": 0}
-    return t._fire(t.TRIGGERS[name], state, FlareContext(theta=theta))["decision"]
+    return t._fire(trigger_names.TRIGGERS[name], state, FlareContext(theta=theta))["decision"]
 
 
 def compared() -> list[str]:
     """The registered triggers whose measure says which side of its threshold fires."""
     out = []
-    for name, trigger in t.TRIGGERS.items():
+    for name, trigger in trigger_names.TRIGGERS.items():
         measure = t.MEASURES.get(trigger)
         if measure is not None and "the threshold)" in measure(*_probe())["measure"]:
             out.append(name)
@@ -60,7 +60,8 @@ def test_the_measured_triggers_include_flare_s_and_the_estimators():
         compared())
     # every shipped trigger has a measure; one a user registers (the README's example, which
     # tests/test_triggers.py runs in this process) may show its own
-    shipped = [fn for fn in t.TRIGGERS.values() if (fn.__module__ or "").startswith("activerag.")]
+    shipped = [fn for fn in trigger_names.TRIGGERS.values()
+               if fn is not None and (fn.__module__ or "").startswith("activerag.")]
     assert shipped and all(t.MEASURES.get(fn) for fn in shipped)
 
 
@@ -88,15 +89,16 @@ def test_a_trigger_fires_exactly_when_its_shown_value_passes_its_shown_threshold
 def test_the_probability_triggers_keep_flare_s_ends_of_theta(name):
     certain = ([("Paris", 1.0, 0), (" is", 1.0, 5)], [SURE, SURE])
     unsure = ([("Paris", 0.01, 0), (" is", 0.02, 5)], [FLAT, FLAT])
-    trigger = t.TRIGGERS[name]
+    trigger = trigger_names.TRIGGERS[name]
     assert trigger(certain[0], {}, FlareContext(theta=1.0)) is True
     assert trigger(unsure[0], {}, FlareContext(theta=0.0)) is False
     assert trigger(unsure[0], {}, FlareContext(theta=0.5)) is True
 
 
-@pytest.mark.parametrize("name", [n for n in t.TRIGGERS if t.TOP_LOGPROBS.get(n, 1) > 1])
+@pytest.mark.parametrize("name", [n for n in trigger_names.TRIGGERS
+                                  if trigger_names.TOP_LOGPROBS.get(n, 1) > 1])
 def test_a_gate_whose_trigger_needs_alternatives_says_so_on_a_draft_without_them(name):
     tokens, _ = DRAFTS["middling"]
     state: Any = {"step": {"draft": "Paris is big", "tokens": tokens}}
     with pytest.raises(NoLogprobs, match="top"):
-        t._fire(t.TRIGGERS[name], state, FlareContext(theta=0.5))
+        t._fire(trigger_names.TRIGGERS[name], state, FlareContext(theta=0.5))

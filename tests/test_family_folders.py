@@ -19,7 +19,7 @@ FAMILY = {
         from activerag.context import FlareContext
         from activerag.context_checks import documented
 
-        trigger_names.TRIGGERS.add("coin")
+        trigger_names.TRIGGERS.setdefault("coin", None)
 
 
         @documented
@@ -63,8 +63,9 @@ print(names.index("flare_instruct") < names.index("coin") < names.index("app") =
       row.needs == frozenset({{"completions", "stream", "logprobs"}}),
       FAMILIES["coin flips"], "coin flips" in RUN_GROUPS, flag.group,
       [c.__name__ for c in flag.contexts], "| `coin` | coin flips |" in markdown_table())
-print("coin" in triggers.TRIGGERS, triggers.trigger_named("coin").__name__,
-      triggers.TOP_LOGPROBS["coin"])
+from activerag import trigger_names
+print(trigger_names.TRIGGERS["coin"] is None, triggers.trigger_named("coin").__name__,
+      trigger_names.TOP_LOGPROBS["coin"])
 """
 
 
@@ -76,7 +77,7 @@ def test_a_new_family_folder_is_found_by_the_registry_the_cli_and_the_triggers(t
     out = subprocess.run([sys.executable, "-c", PROBE.format(folder=str(tmp_path))],
                          capture_output=True, text=True, check=True).stdout.splitlines()
     assert out == ["True True a test's family (CoinContext) True coin flips ['CoinContext'] True",
-                   "False coin 3"]
+                   "True coin 3"]
 
 
 def test_two_rows_of_one_name_are_refused(tmp_path: Path):

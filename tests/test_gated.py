@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from activerag import trigger_names
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError, NoLogprobs, SettingError, UnknownTrigger
 from activerag.graphs.gated import build_gated_graph
@@ -141,14 +142,15 @@ def test_the_estimators_read_the_answers_tokens_with_the_entropy_helper():
 
 def test_the_token_estimators_are_triggers_too_and_lexsim_is_not():
     assert {"entropy_mean", "entropy_max", "perplexity", "lexsim"} <= set(estimators.ESTIMATORS)
-    assert triggers.TOP_LOGPROBS["entropy_mean"] == triggers.TOP_LOGPROBS["entropy_max"] == 20
-    assert triggers.TOP_LOGPROBS["perplexity"] == 1
-    assert "lexsim" not in triggers.TRIGGERS  # a draft has no samples to compare
+    tops = trigger_names.TOP_LOGPROBS
+    assert tops["entropy_mean"] == tops["entropy_max"] == 20 and tops["perplexity"] == 1
+    assert "lexsim" not in trigger_names.TRIGGERS  # a draft has no samples to compare
     state = {"step": {"draft": "Kelmor", "tokens": TOKENS}}
     # as a trigger over a draft: the estimator's own threshold, or the run's gate_threshold
-    assert triggers.TRIGGERS["perplexity"](TOKENS, state, FlareContext()) is True  # 1.04 > 0.25
+    perplexity = triggers.trigger_named("perplexity")
+    assert perplexity(TOKENS, state, FlareContext()) is True  # 1.04 > 0.25
     high = GateContext(estimator="perplexity", gate_threshold=2.0)
-    assert triggers.TRIGGERS["perplexity"](TOKENS, state, high) is False
+    assert perplexity(TOKENS, state, high) is False
     other = GateContext(estimator="entropy_mean", gate_threshold=2.0)
     assert estimators.estimator_threshold(other, "perplexity") == estimators.ESTIMATORS[
         "perplexity"].threshold

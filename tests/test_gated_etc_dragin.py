@@ -10,6 +10,7 @@ import pytest
 from langgraph.runtime import Runtime
 from test_gated import TopsLM, uniform
 
+from activerag import trigger_names
 from activerag.context import FlareContext
 from activerag.errors import SettingError
 from activerag.graphs.gated import build_dragin_graph, build_etc_graph
@@ -173,7 +174,7 @@ def test_dragin_lites_gate_keeps_the_draft_before_the_word_only_when_truncating_
 
 
 def test_the_word_triggers_are_registered_and_ask_for_alternatives():
-    assert triggers.TOP_LOGPROBS["etc"] == triggers.TOP_LOGPROBS["dragin_lite"] == 20
+    assert trigger_names.TOP_LOGPROBS["etc"] == trigger_names.TOP_LOGPROBS["dragin_lite"] == 20
     assert triggers.top_logprobs_for(EtcContext()) == 20
     assert triggers.top_logprobs_for(DraginContext()) == 20
     state = draft_state(DRAFT, RISING)

@@ -1,7 +1,7 @@
 """The trigger sweep's Pareto front, table and plot, from literal summaries."""
 
 from activerag.evaluation.sweeps import SWEEPS, pareto, plot, table
-from activerag.nodes.triggers import TRIGGERS
+from activerag.trigger_names import TRIGGERS
 
 
 def test_pareto_keeps_points_no_other_beats_cheapest_first():

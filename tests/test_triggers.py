@@ -42,7 +42,8 @@ TOKENS = [("Alpha", 0.9, 0), (" was", 0.4, 5), (" born", 0.95, 9)]
 
 def test_the_registry_names_each_trigger_and_refuses_an_unknown_one():
     from activerag.errors import UnknownTrigger
-    from activerag.nodes.triggers import TRIGGERS, trigger_named
+    from activerag.nodes.triggers import trigger_named
+    from activerag.trigger_names import TRIGGERS
 
     assert {"min_prob", "mean_surprisal", "never", "always", "every_n"} <= set(TRIGGERS)
     # every registered trigger, sorted (issue #21 registers more between these)
@@ -124,7 +125,8 @@ def test_the_entropy_trigger_reads_the_drafts_top_logprobs():
     sure = (0.0,) + (-30.0,) * 19
     unsure = (math.log(0.4), math.log(0.35), math.log(0.25)) + (-30.0,) * 17
     state = {"step": {"tops": [sure, unsure]}}
-    assert t.TOP_LOGPROBS["entropy"] == 20 and t.TOP_LOGPROBS["min_prob"] == 1
+    tops = t.trigger_names.TOP_LOGPROBS
+    assert tops["entropy"] == 20 and tops["min_prob"] == 1
     assert t.token_entropy(TOKENS[:2], state, FlareContext(theta=0.8)) is True
     assert t.token_entropy(TOKENS[:2], state, FlareContext(theta=0.5)) is False  # 0.36 < 0.5
     assert t.token_entropy(TOKENS[:2], {"step": {"tops": [sure]}},
@@ -198,13 +200,20 @@ def test_the_gate_never_fires_on_an_empty_draft_and_reads_no_tokens_as_none_belo
 def test_the_names_a_context_accepts_are_those_the_nodes_register():
     """activerag/trigger_names.py knows the shipped names before any node is imported (a
     context checks them when made); it must name exactly what the trigger modules register."""
+    import activerag.graphs.base  # noqa: F401  (every shipped trigger module, statically)
     from activerag import trigger_names
     from activerag.nodes import estimators
     from activerag.nodes import triggers as t
 
-    t.load_registrations()  # every shipped trigger module, family folders' included
-
-    assert set(t.TRIGGERS) == trigger_names.TRIGGERS
+    shipped = {"min_prob", "mean_surprisal", "entropy", "never", "always", "every_n", "etc",
+               "dragin_lite", "entropy_mean", "entropy_max", "perplexity", "margin"}
+    assert shipped <= set(trigger_names.TRIGGERS)
+    assert {name: getattr(trigger_names.TRIGGERS[name], "__module__", None)
+            for name in shipped} == {name: t.__name__ for name in (
+                "min_prob", "mean_surprisal", "entropy", "never", "always", "every_n")} | {
+        "etc": "activerag.nodes.gated.triggers", "dragin_lite": "activerag.nodes.gated.triggers",
+        **{name: estimators.__name__ for name in ("entropy_mean", "entropy_max", "perplexity",
+                                                  "margin")}}
     assert set(estimators.ESTIMATORS) == trigger_names.ESTIMATORS
 
 
@@ -223,7 +232,7 @@ def test_an_unknown_trigger_or_estimator_says_how_to_add_one():
 def test_a_declared_estimator_is_accepted_and_a_trigger_unless_it_samples(monkeypatch):
     from activerag import trigger_names as names
 
-    estimators, known, tops = set(), set(), {"wide": 5}
+    estimators, known, tops = set(), {}, {"wide": 5}
     monkeypatch.setattr(names, "ESTIMATORS", estimators)
     monkeypatch.setattr(names, "TRIGGERS", known)
     monkeypatch.setattr(names, "TOP_LOGPROBS", tops)
@@ -232,5 +241,5 @@ def test_a_declared_estimator_is_accepted_and_a_trigger_unless_it_samples(monkey
     names.declare_estimator("wide", top_logprobs=2)  # a smaller need keeps the larger
     names.declare_estimator("sampled", top_logprobs=4, trigger=False)
     assert estimators == {"gap", "plain", "wide", "sampled"}
-    assert known == {"gap", "plain", "wide"}
+    assert known == dict.fromkeys(("gap", "plain", "wide"))
     assert tops == {"wide": 5, "gap": 3, "plain": 1}

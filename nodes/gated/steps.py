@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeAlias
 
 from langgraph.runtime import Runtime
 
+from activerag import trigger_names
 from activerag.context import FlareContext
 from activerag.errors import ActiveRagError, LMServerUnreachable, PromptTooLong
 from activerag.nodes import estimators, triggers
@@ -50,7 +51,7 @@ def estimating(ctx: GateContext) -> GateContext:
     token than the run's trigger, so that the LM client asks for them (top_logprobs_for);
     otherwise CTX itself, whose first pass is then the very request `none` makes."""
     wanted = estimators.estimator_named(ctx.estimator).top_logprobs
-    if wanted > triggers.top_logprobs_for(ctx) and ctx.estimator in triggers.TRIGGERS:
+    if wanted > triggers.top_logprobs_for(ctx) and ctx.estimator in trigger_names.TRIGGERS:
         return replace(ctx, trigger=ctx.estimator)
     return ctx
 

@@ -93,13 +93,13 @@ def dragin_check(tokens: Tokens, state: FlareState, ctx: FlareContext) -> WordFi
     return WordFire(at, words, content, values, ents, _kept(state, tokens, spans, at), threshold)
 
 
-@register("etc", top_logprobs=20)
+@register("etc")
 def etc(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
     """ETC (Li et al. 2026): fire when the draft's word entropies rise sharply."""
     return etc_check(tokens, state, ctx).at is not None
 
 
-@register("dragin_lite", top_logprobs=20)
+@register("dragin_lite")
 def dragin_lite(tokens: Tokens, state: FlareState, ctx: FlareContext) -> bool:
     """DRAGIN-lite: fire when a content word's entropy is above dragin_threshold."""
     return dragin_check(tokens, state, ctx).at is not None
