@@ -53,8 +53,9 @@ def test_only_finished_thetas_are_tabled_with_p_against_08_and_none(fig5: Any) -
     assert summary["theta=0.8"]["f1"] == pytest.approx((3 * 1.0 + 3 * 0.8) / 6)
     assert "vs_first" not in summary["theta=0.8"] and "f1_p" in summary["theta=0.0"]["vs_first"]
     assert summary["none"]["n"] == 6
-    assert "| theta=0.0 | 1.000 / 0.014 | 0.032 / 0.032 |" in text  # p vs 0.8, vs none
-    assert "| theta=0.8 | - | 0.032 / <0.001 |" in text
+    # exact sign-flip p: 3 questions differing one way give 2/8, all 6 give 2/64
+    assert "| theta=0.0 | 1.000 / 0.250 | 0.250 / 0.250 |" in text  # p vs 0.8, vs none
+    assert "| theta=0.8 | - | 0.250 / 0.031 |" in text
     claims = text.split("#### Figure 5's claims")[1]
     assert "theta=0.8 - theta=0.0: +0.400" in claims
     assert "theta=1.0 or theta=0.8 not run" in claims
