@@ -49,7 +49,7 @@ from after_flare_tables import (
 
 from activerag.evaluation.stats import bootstrap_ci, paired_permutation_p
 from activerag.evaluation.sweeps import error_bars, pareto
-from activerag.evaluation.tables import markdown_table
+from activerag.evaluation.tables import markdown_table, p_text
 
 SWEPT = [*GATES, "flare", "flare_etc", "dragin_lite"]
 """The methods whose sweeps the plot draws as lines, in the order of MARKERS."""
@@ -109,10 +109,9 @@ def claims_table(rows: list[dict[str, Any]], table: Table | None,
                          "not measured |")
             continue
         lo, hi = d["ci"]
-        p = "<0.001" if d["p"] < 0.001 else f"{d['p']:.3f}"
         lines.append(f"| {claim.text} | {method} - {against}: {d['diff']:+.3f} "
-                     f"[{lo:+.3f}, {hi:+.3f}] | {p} | {d['n']} | {d['calls'][0]:.2f} / "
-                     f"{d['calls'][1]:.2f} | {verdict(claim, d)} |")
+                     f"[{lo:+.3f}, {hi:+.3f}] | {p_text(d['p'])} | {d['n']} | "
+                     f"{d['calls'][0]:.2f} / {d['calls'][1]:.2f} | {verdict(claim, d)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from merging import OUT, RUNS, merged_table
 
 from activerag.evaluation.evaluate import Run, summarise_methods
-from activerag.evaluation.tables import LONG_CONTEXT_COLUMNS
+from activerag.evaluation.tables import LONG_CONTEXT_COLUMNS, p_text
 
 # From results/fbrag.sh on the default model (issue #18): SmolLM2-135M samples, the default model
 # reads. The committed tables of issue #9 (Gemma 3 270M reading) say so in their own titles.
@@ -160,7 +160,7 @@ def recall_table() -> None:
                 diff, p = vs.get(f"{key}_diff"), vs.get(f"{key}_p")
                 cells += [f"{s[key]:.3f} [{lo:.3f}, {hi:.3f}]",
                           "-" if diff is None else f"{diff:+.3f}",
-                          "-" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"]
+                          p_text(p)]
             lines.append(f"| {name} | {method} | " + " | ".join(cells) + " |")
     if len(lines) == len(header):
         print("skipped fbrag-recall: no fbrag-*-y500 run in runs/ (its committed file stays)")
@@ -238,9 +238,9 @@ def claim(summary: dict[str, Any], rows: list[dict[str, Any]]) -> str:
             continue
         (lo, hi), ours_s = d["ci"], summary[ours]["latency_seconds"]
         saved = 1 - ours_s / b["latency_seconds"]
-        p = "<0.001" if d["p"] < 0.001 else f"{d['p']:.3f}"
         parts.append(f"{ours} F1 {summary[ours]['f1']:.3f} against {b['f1']:.3f}, difference "
-                     f"{d['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}] (paired p {p}), latency "
+                     f"{d['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}] (paired p {p_text(d['p'])}), "
+                     f"latency "
                      f"{ours_s:.0f} s against {b['latency_seconds']:.0f} s a question "
                      f"({abs(saved):.0%} {'less' if saved >= 0 else 'more'})")
     return (f"The paper's claim (the best baseline's F1 at 48% less latency), here against the "

@@ -23,6 +23,7 @@ from merging import RUNS, in_question_order
 
 from activerag.evaluation.summaries import summarise_methods
 from activerag.evaluation.sweeps import plot, table
+from activerag.evaluation.tables import p_text
 
 OUT = Path("results")
 SIDE_BY_SIDE = "2wiki-after-flare-n100"
@@ -143,8 +144,7 @@ def p(summary: dict[str, Any]) -> str:
     vs = summary.get("vs_first")
     if not vs:
         return "-"
-    return " / ".join("<0.001" if vs[f"{k}_p"] < 0.001 else f"{vs[f'{k}_p']:.3f}"
-                      for k in ("em", "f1"))
+    return " / ".join(p_text(vs[f"{k}_p"]) for k in ("em", "f1"))
 
 
 if __name__ == "__main__":

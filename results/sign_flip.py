@@ -11,6 +11,7 @@ each question's hops). A cell that cannot be paired that way is left as it was a
 """
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -19,15 +20,12 @@ from typing import Any
 
 from activerag.demo import load_demo_questions
 from activerag.evaluation.stats import paired_permutation_p
+from activerag.evaluation.tables import p_text
 
 OUT = Path(__file__).resolve().parent
 HEADER = re.compile(r"^p vs (?P<base>\S+) \(em / f1\)$")
 SECTION = re.compile(r"^#+ (?P<name>[^(]+?)\s*(\(n=\d+\))?$")
 GROUPS = {"one-hop": 1, "two-hop": 2}
-
-
-def p_text(p: float) -> str:
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def p_value(text: str) -> float | None:
@@ -41,15 +39,17 @@ def p_value(text: str) -> float | None:
         return None
 
 
-def group_ids(section: str) -> set[str] | None:
-    """The ids of a section named after a group of the demo set, or None for any other."""
+@functools.cache
+def group_ids(section: str) -> frozenset[str] | None:
+    """The ids of a section named after a group of the demo set, or None for any other (read
+    once a group, not once a row)."""
     hops = GROUPS.get(section)
     if hops is None:
         return None
-    return {q["id"] for q in load_demo_questions() if q.get("hops") == hops}
+    return frozenset(q["id"] for q in load_demo_questions() if q.get("hops") == hops)
 
 
-def paired(scores: dict[str, Any], method: str, base: str, ids: set[str] | None,
+def paired(scores: dict[str, Any], method: str, base: str, ids: frozenset[str] | None,
            field: str) -> tuple[list[float], list[float]]:
     """METHOD's and BASE's FIELD on the questions both scored (within IDS where given)."""
     at = scores["fields"].index(field)
@@ -107,6 +107,18 @@ def recompute(text: str, scores: dict[str, Any], table: str) -> tuple[str, list[
     return "\n".join(lines), records
 
 
+def earlier(report: str) -> dict[tuple[str, ...], str]:
+    """Each comparison's p before its first recomputation, from an earlier REPORT (p-values.md),
+    by (table, questions, method, against): a later run reads the tables' sign-flip cells, and
+    keeps the bootstrap's from here rather than losing them."""
+    found = {}
+    for line in report.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and (link := re.fullmatch(r"\[([^]]+)\]\(\1\.md\)", cells[0])):
+            found[(link[1], *cells[1:4])] = cells[4]
+    return found
+
+
 def crossed(record: dict[str, Any]) -> list[str]:
     """The metrics whose p moved across 0.05 (either way)."""
     old = [p_value(x) for x in record["old"].split("/")]
@@ -134,8 +146,8 @@ def report(records: list[dict[str, Any]]) -> str:
                      f"{r['against']} | {r['old']} | {r['new']} | "
                      f"{', '.join(crossed(r)) or '-'} |")
     if left:
-        lines += ["", "Left as they were (their bootstrap p stands, marked in the table's "
-                  "title):", "", "| table | section | method | against | why |",
+        lines += ["", "Left as they were (their bootstrap p stands):", "",
+                  "| table | questions | method | against | why |",
                   "|---|---|---|---|---|"]
         lines += [f"| {r['table']} | {r['section']} | {r['method']} | {r['against']} | "
                   f"{r['why']} |" for r in left]
@@ -147,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="write nothing")
     args = parser.parse_args(argv)
     records: list[dict[str, Any]] = []
+    report_file = OUT / "p-values.md"
+    before_first = earlier(report_file.read_text()) if report_file.exists() else {}
     pages = sorted(OUT.glob("*-scores.json"))
     if not pages:
         print("no results/*-scores.json: nothing to recompute", file=sys.stderr)
@@ -156,11 +170,14 @@ def main(argv: list[str] | None = None) -> int:
         page = OUT / f"{table}.md"
         if not page.exists():
             continue
-        text, found = recompute(page.read_text(), json.loads(scores_file.read_text()), table)
+        before = page.read_text()
+        text, found = recompute(before, json.loads(scores_file.read_text()), table)
         for old in ("p: paired bootstrap", "paired bootstrap p"):
             text = text.replace(old, old.replace("bootstrap", "sign-flip"))
+        for r in found:
+            r["old"] = before_first.get((table, r["section"], r["method"], r["against"]), r["old"])
         records += found
-        if not args.check and text != page.read_text():
+        if not args.check and text != before:
             page.write_text(text)
     rowless = sorted(page.stem for page in OUT.glob("*.md")
                      if page.stem not in {s.name.removesuffix("-scores.json") for s in pages}
@@ -170,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         "committed (a re-run that commits them lets this script recompute them): "
         + ", ".join(f"[{name}]({name}.md)" for name in rowless) + ".\n")
     if not args.check:
-        (OUT / "p-values.md").write_text(out)
+        report_file.write_text(out)
     print(out)
     return 0
 

@@ -18,6 +18,7 @@ from typing import Any
 from merging import OUT, RUNS, merged_table
 
 from activerag.evaluation.summaries import summarise_methods
+from activerag.evaluation.tables import p_text
 
 MAIN_PARTS = {f"2wiki-main-n200-15b-{m}": None for m in ("flare", "single", "none")}
 
@@ -31,7 +32,7 @@ def cell(summary: dict[str, Any], key: str) -> str:
 
 def p_cell(summary: dict[str, Any], key: str) -> str:
     p = summary.get("vs_first", {}).get(f"{key}_p")
-    return "-" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
+    return p_text(p)
 
 
 def side_by_side(title: str, rows: list[tuple[str, str, dict[str, Any] | None,

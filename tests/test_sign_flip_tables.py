@@ -38,3 +38,14 @@ def test_a_row_whose_n_does_not_match_its_pairs_is_left_with_the_reason():
     c = next(r for r in records if r["method"] == "c")
     assert "new" not in c and c["why"] == "4 paired questions, the row says n=5"
     assert "Left as they were" in sign_flip.report(records)
+
+
+def test_a_second_run_keeps_the_first_run_s_earlier_p():
+    text, records = sign_flip.recompute(TABLE, SCORES, "t")
+    first = sign_flip.report(records)
+    _, again = sign_flip.recompute(text, SCORES, "t")  # the table now holds sign-flip cells
+    kept = sign_flip.earlier(first)
+    assert kept[("t", "all", "b", "a")] == "0.010 / 0.020"
+    for r in again:
+        r["old"] = kept.get(("t", r["section"], r["method"], r["against"]), r["old"])
+    assert sign_flip.report(again) == first

@@ -64,13 +64,18 @@ def cell(summary: dict[str, Any], key: str) -> str:
     return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else f"{value:.3f}"
 
 
+def p_text(p: float | None) -> str:
+    """A p-value as the tables print it: 3 decimals, "<0.001" below that, "-" for none."""
+    return "-" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def _p_cell(summary: dict[str, Any]) -> str:
     """The p-values of P_KEYS against the first method, '-' where there is none."""
     vs = summary.get("vs_first", {})
     ps = [vs.get(f"{k}_p") for k in P_KEYS]
     if all(p is None for p in ps):
         return "-"
-    return " / ".join("-" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}" for p in ps)
+    return " / ".join(p_text(p) for p in ps)
 
 
 def markdown_table(summary: dict[str, dict[str, Any]], columns: Sequence[str] = TABLE_COLUMNS,
