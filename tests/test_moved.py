@@ -39,17 +39,18 @@ def unused_imports(source: str) -> list[str]:
             continue
         for alias in node.names:
             name = alias.asname or alias.name
-            if importlib.util.find_spec(f"{node.module}.{alias.name}") if is_package(
-                    node.module) else False:
+            if is_submodule(node.module, alias.name):
                 continue
             if len(re.findall(rf"\b{re.escape(name)}\b", source)) < 2:
                 found.append(f"{node.module}.{alias.name}")
     return found
 
 
-def is_package(module: str) -> bool:
-    spec = importlib.util.find_spec(module)
-    return spec is not None and spec.submodule_search_locations is not None
+def is_submodule(package: str, name: str) -> bool:
+    """Whether PACKAGE.NAME is a module (PACKAGE a package), not a name PACKAGE holds."""
+    spec = importlib.util.find_spec(package)
+    return (spec is not None and spec.submodule_search_locations is not None
+            and importlib.util.find_spec(f"{package}.{name}") is not None)
 
 
 def test_no_package_module_imports_a_name_it_does_not_use():
