@@ -89,3 +89,10 @@ def test_the_number_of_random_assignments_is_checked():
     assert paired_permutation_p(MODERATE, [0.0] * 16, exact_up_to=0, n_perm=1) in (0.5, 1.0)
     with pytest.raises(ValueError, match="n_perm must be at least 1, got 0"):
         paired_permutation_p(MODERATE, [0.0] * 16, exact_up_to=0, n_perm=0)
+
+
+def test_it_draws_exactly_n_perm_sign_sets_whatever_the_chunks():
+    # 21 differences of ±1 with an odd sum: every sign set reaches |sum| >= 1, so p counts the
+    # draws themselves, (1 + draws) / (1 + n_perm); 1500 is not a multiple of the chunk
+    a, b = [1.0] * 11 + [0.0] * 10, [0.0] * 11 + [1.0] * 10
+    assert paired_permutation_p(a, b, n_perm=1500) == 1.0
