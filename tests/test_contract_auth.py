@@ -18,7 +18,7 @@ from test_settings_take_effect import base_context, run
 from test_settings_take_effect import world as world  # noqa: F401
 
 from activerag.graphs.registry import METHODS
-from activerag.serving import probe, running, server, slots, templates
+from activerag.serving import probe, running, server, templates
 from activerag.serving.lm import VLLMClient
 from activerag.serving.token_lm import VLLMTokens
 from activerag.testing.fake_lm import Backend, backend
@@ -29,13 +29,6 @@ MODEL = "fake-model"
 
 def _tokens(url: str) -> VLLMTokens:
     return VLLMTokens(url, MODEL)
-
-
-def _warm(url: str) -> Any:
-    """Warming llama-server's slots for one request waiting (serving/slots.py)."""
-    book = slots.SlotBook(2, seed=0)
-    book.state, book.waiting = slots.WARMING, 1
-    return slots.warm(book, url, MODEL, "Where?", timeout=10)
 
 
 WAYS_IN: dict[str, Callable[[str], Any]] = {
@@ -53,13 +46,11 @@ WAYS_IN: dict[str, Callable[[str], Any]] = {
     "server.warm_up": lambda url: server.warm_up(url, MODEL),
     "templates.learn": lambda url: templates.learn(url, MODEL),
     "probe.probe": lambda url: probe.probe(url, MODEL, fresh=True),
-    "slots.warm": _warm,
 }
 """Each way a request reaches an LM server, given the server's URL (.../v1)."""
 COVERED = {"activerag/serving/lm.py", "activerag/serving/token_lm.py",
            "activerag/serving/server.py", "activerag/serving/running.py",
-           "activerag/serving/templates.py", "activerag/serving/probe_requests.py",
-           "activerag/serving/slots.py"}
+           "activerag/serving/templates.py", "activerag/serving/probe_requests.py"}
 """The modules whose requests WAYS_IN sends."""
 NO_KEY = {
     "activerag/serving/running.py:/metrics": "vLLM serves /metrics without the key (it guards "

@@ -315,8 +315,10 @@ def _no_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_slot_books(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A fake may get an earlier one's port: its slots start empty, as a new server's do."""
+    """A fake may get an earlier one's port: its slots start empty, as a new server's do. The
+    fake llama-server stands for one started with `--cache-ram 0`, whose slots may be named."""
     monkeypatch.setattr(slots, "_books", {})
+    monkeypatch.setattr(slots, "safe_to_name", lambda url: True)
 
 
 STREAMED = {"include_usage": True, "continuous_usage_stats": True}
@@ -400,7 +402,7 @@ async def test_a_stream_closed_at_a_cut_still_counts_its_prompt(engine):
     assert gen.server == ({VLLM: None, LLAMA_CPP: ServerTimes(3, 5, 120.5, 2, 80.0)}[engine])
 
 
-async def test_questions_asked_at_once_on_llama_server_wait_for_the_first_to_warm_slots():
+async def test_questions_asked_at_once_go_to_slots_of_their_own():
     fake = Engine(LLAMA_CPP)
     with serve(fake) as url:
         client = VLLMClient(url, MODEL)
@@ -409,18 +411,35 @@ async def test_questions_asked_at_once_on_llama_server_wait_for_the_first_to_war
             client.generate("exemplars, Q2", max_tokens=2))
     assert first.text == second.text == " Gepu lies"
     own = os.getpid() % 4
-    warmed = (own + 1) % 4
-    sent = [(b["prompt"], b.get("id_slot"), b["max_tokens"])
-            for b in fake.bodies("/v1/completions")]
-    # the first question alone; then a slot made to hold something and given its prompt (which
-    # llama-server copies from its prompt cache); then the second question, on that slot
-    # (whichever question reaches the client first goes first)
-    first = sent[0][0]
-    other = ({"exemplars, Q1", "exemplars, Q2"} - {first}).pop()
-    assert sent == [(first, own, 2), (".", warmed, 1), (first, warmed, 1), (other, warmed, 2)]
+    sent = sorted((b.get("id_slot"), b["max_tokens"]) for b in fake.bodies("/v1/completions"))
+    assert sent == sorted([(own, 2), ((own + 1) % 4, 2)])  # this process's turn, then the next
 
 
-async def test_vllm_is_sent_no_slot_and_nothing_to_warm():
+async def test_a_llama_server_that_may_keep_prompts_in_host_memory_chooses_its_slots(
+        monkeypatch):
+    monkeypatch.setattr(slots, "safe_to_name", lambda url: False)
+    fake = Engine(LLAMA_CPP)
+    with serve(fake) as url:
+        client = VLLMClient(url, MODEL)
+        await asyncio.gather(client.generate("exemplars, Q1", max_tokens=2),
+                             client.generate("exemplars, Q2", max_tokens=2))
+    assert not any("id_slot" in b for b in fake.bodies("/v1/completions"))
+    assert "GET /props" not in fake.paths()  # its slots are not asked either
+
+
+@pytest.mark.parametrize("safe, name_slots, named", [
+    (False, True, True),  # to test a server: named even there
+    (True, False, False),  # never
+    (True, None, True), (False, None, False)])  # where safe
+async def test_a_client_names_slots_where_safe_unless_told(monkeypatch, safe, name_slots, named):
+    monkeypatch.setattr(slots, "safe_to_name", lambda url: safe)
+    fake = Engine(LLAMA_CPP)
+    with serve(fake) as url:
+        await VLLMClient(url, MODEL, name_slots=name_slots).generate("Q1", max_tokens=2)
+    assert ["id_slot" in b for b in fake.bodies("/v1/completions")] == [named]
+
+
+async def test_vllm_is_sent_no_slot():
     fake = Engine(VLLM)
     with serve(fake) as url:
         client = VLLMClient(url, MODEL)
@@ -429,15 +448,6 @@ async def test_vllm_is_sent_no_slot_and_nothing_to_warm():
     bodies = fake.bodies("/v1/completions")
     assert sorted(b["prompt"] for b in bodies) == ["exemplars, Q1", "exemplars, Q2"]
     assert not any("id_slot" in b for b in bodies)
-
-
-async def test_a_failed_warming_lets_the_waiting_requests_go(caplog):
-    book = slots.SlotBook(2, seed=0)
-    book.state, book.waiting = slots.WARMING, 1
-    fake = Engine(LLAMA_CPP)
-    with serve(fake) as url:
-        await slots.warm(book, url.replace("/v1", "/nowhere"), MODEL, "P", timeout=5)
-    assert book.state == slots.WARM and "warming llama-server's slots failed" in caplog.text
 
 
 TOKENIZE_BODY = {VLLM: {"model": MODEL, "prompt": "Gepu lies", "add_special_tokens": False},

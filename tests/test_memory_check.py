@@ -10,11 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from activerag.errors import ActiveRagError, ModelFileMissing
-from activerag.serving import catalogue, llamacpp, server
+from activerag.serving import catalogue, llamacpp, server, slots
 from activerag.serving.catalogue import (
     CATALOGUE,
     CPU_VLLM_MODEL,
-    GIB,
     READER_MODEL,
     KvShape,
     check_fits,
@@ -24,7 +23,6 @@ from activerag.serving.catalogue import (
     largest_fit,
     llama_gb,
     memory_gb,
-    prompt_cache_mib,
 )
 from activerag.serving.gguf_header import gguf_kv, gguf_metadata
 from activerag.settings import Settings
@@ -53,12 +51,6 @@ def test_the_kv_cache_counts_k_and_v_in_f16_for_every_token_of_every_slot():
     assert llama_gb(1.0, KIB_A_TOKEN, 1024, 4) == 1.0 + 4 / 1024 + catalogue.LLAMA_RUNTIME_GB
 
 
-def test_the_prompt_cache_gets_half_of_what_is_left_at_most_llama_server_s_default():
-    assert prompt_cache_mib(free_gb=10.0, held_gb=2.0) == 4096
-    assert prompt_cache_mib(free_gb=40.0, held_gb=2.0) == 8192
-    assert prompt_cache_mib(free_gb=2.0, held_gb=3.0) == 0
-
-
 def test_the_largest_setting_that_fits_is_the_longest_context_or_the_most_slots():
     # 2.5 GiB free, 1 GiB of weights, 0.5 runtime: 1 GiB for 1 KiB tokens, 1,048,576 of them
     assert largest_fit(1.0, KIB_A_TOKEN, 2.5, context=100_000, parallel=4) == (262_144, 10)
@@ -81,15 +73,9 @@ def test_a_long_context_on_many_slots_is_refused_with_what_fits():
         check_fits(QWEN_15B, 4096, 1.2, "llama.cpp", parallel=1)
 
 
-def test_what_fits_returns_the_prompt_cache_left_to_it():
-    held = 1117e6 / GIB + kv_cache_gb(QWEN_15B.kv, 4096, 5) + catalogue.LLAMA_RUNTIME_GB
-    assert check_fits(QWEN_15B, 4096, 8.0, "llama.cpp", 5) == int((8.0 - held) * 512) == 3027
-    assert check_fits(QWEN_15B, 4096, 100.0, "llama.cpp", 5) == catalogue.PROMPT_CACHE_MIB
-
-
 def test_a_setting_that_takes_exactly_what_is_free_fits():
     need = 1.0 + 4 / 1024 + catalogue.LLAMA_RUNTIME_GB  # exact in binary
-    assert check_llama_fits("m", 1.0, KIB_A_TOKEN, 1024, 4, free_gb=need) == 0
+    check_llama_fits("m", 1.0, KIB_A_TOKEN, 1024, 4, free_gb=need)
     with pytest.raises(ActiveRagError, match="only 1.5 GB is available"):
         check_llama_fits("m", 1.0, KIB_A_TOKEN, 1024, 4, free_gb=need - 1 / 1024)
 
@@ -115,7 +101,7 @@ def test_the_default_model_is_the_largest_its_engine_decodes_at_a_usable_speed(e
 
 
 def test_vllm_s_check_is_its_measured_figure_still():
-    assert check_fits(QWEN_15B, 32768, QWEN_15B.server_gb, "vllm") == 0
+    check_fits(QWEN_15B, 32768, QWEN_15B.server_gb, "vllm")
     with pytest.raises(ActiveRagError, match="on vllm takes about 12.5 GB"):
         check_fits(QWEN_15B, 4096, 12.4, "vllm")
 
@@ -173,10 +159,11 @@ def test_a_file_that_is_no_whole_gguf_is_refused_clearly(tmp_path: Path):
         gguf_kv(headless)
 
 
-def test_llama_server_is_started_with_the_prompt_cache_that_is_left(tmp_path: Path,
-                                                                    monkeypatch):
+def test_llama_server_is_checked_and_started_without_a_prompt_cache_in_host_memory(
+        tmp_path: Path, monkeypatch):
     """A catalogue model is checked from the catalogue before its download; a user's GGUF from
-    its size and header; either way --cache-ram is what the check left."""
+    its size and header; either way with --cache-ram 0, which requests named to slots need
+    (serving/slots.py), also under --no-prompt-cache."""
     monkeypatch.setattr(llamacpp, "ensure_binary", lambda settings: tmp_path / "llama-server")
     monkeypatch.setattr(server, "available_gb", lambda: 8.0)
     own = _tiny_gguf(tmp_path / "own.gguf")
@@ -184,10 +171,12 @@ def test_llama_server_is_started_with_the_prompt_cache_that_is_left(tmp_path: Pa
     settings = Settings(home=tmp_path)
     launch = server.Launch("llama.cpp", parallel=5)
     cmd, _ = server._llama_launch(settings, None, 4096, None, QWEN_15B, launch)
-    assert cmd[cmd.index("--cache-ram") + 1] == "3027"
+    assert slots.cache_ram_off([c.encode() for c in cmd])
     cmd, _ = server._llama_launch(settings, own, 1024, None, QWEN_15B, launch)
-    held = own.stat().st_size / GIB + 3 * 2 * 64 * 4 * 1024 * 5 / GIB + 0.5
-    assert cmd[cmd.index("--cache-ram") + 1] == str(int((8.0 - held) * 512))
+    assert slots.cache_ram_off([c.encode() for c in cmd])
+    cold = server.Launch("llama.cpp", parallel=5, prompt_cache=False)
+    cmd, _ = server._llama_launch(settings, own, 1024, None, QWEN_15B, cold)
+    assert slots.cache_ram_off([c.encode() for c in cmd]) and "--no-cache-prompt" in cmd
     monkeypatch.setattr(server, "available_gb", lambda: 0.4)
     with pytest.raises(ActiveRagError, match="own.gguf on llama.cpp at 1024 tokens x 5 slots"):
         server._llama_launch(settings, own, 1024, None, QWEN_15B, launch)

@@ -1,7 +1,6 @@
 """Which llama-server slot a completion is sent to (serving/slots.py): the free slot whose last
 prompt and reply share the longest start with the new prompt."""
 
-import asyncio
 import os
 
 import pytest
@@ -90,31 +89,38 @@ def test_books_are_kept_per_server_and_renewed_when_its_slot_count_changes():
     assert book_for(url, 5) is not renewed
 
 
-async def test_requests_that_come_while_the_first_is_answered_wait_to_be_warmed():
-    book = SlotBook(3, seed=0)
-    assert await book.admit() is True  # the first request goes alone
-    assert book.choose("exemplars Q1") == 0
-    waiter = asyncio.create_task(book.admit())
-    await asyncio.sleep(0.1)
-    assert not waiter.done() and book.waiting == 1
-    book.release(0, "exemplars Q1 draft")
-    assert book.targets() == [1]  # one empty slot per request waiting, in turn
-    book.fill(1, "exemplars Q1")
-    assert book.held[1] == "exemplars Q1" and book.targets() == [2]  # 1 now holds text
-    book.warmed()
-    assert await waiter is False and book.waiting == 0
-    assert await book.admit() is False  # warm from now on
+@pytest.mark.parametrize("argv, off", [
+    ([b"llama-server", b"--port", b"8801", b"--cache-ram", b"0"], True),
+    ([b"llama-server", b"-cram", b"0", b"--port", b"8801"], True),
+    ([b"llama-server", b"--cache-ram", b"0", b"--cache-ram", b"8192"], False),  # the last counts
+    ([b"llama-server", b"--cache-ram", b"8192", b"-cram", b"0"], True),
+    ([b"llama-server", b"--port", b"8801"], False),  # llama-server's default: 8 GiB
+    ([b"llama-server", b"--cache-ram", b"-1"], False),
+    ([b"llama-server", b"--port", b"0", b"--cache-ram"], False),
+])
+def test_the_prompt_cache_in_host_memory_is_off_only_at_cache_ram_0(argv, off):
+    assert slots.cache_ram_off(argv) is off
 
 
-async def test_a_server_of_one_slot_has_nothing_to_warm():
-    book = SlotBook(1)
-    assert await book.admit() is False
-    assert await book.admit() is False
+def _proc(tmp_path, *cmdlines: list[str]):
+    """A /proc of processes with these command lines."""
+    for pid, argv in enumerate(cmdlines, start=100):
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "cmdline").write_bytes(b"\0".join(a.encode() for a in argv)
+                                                     + b"\0")
+    (tmp_path / "self").mkdir()
+    return tmp_path
 
 
-async def test_a_slot_with_a_request_open_or_holding_text_is_not_warmed():
-    book = SlotBook(4, seed=2)
-    book.state, book.waiting = slots.WARMING, 3
-    assert book.choose("x") == 2
-    book.fill(3, "something")
-    assert book.targets() == [0, 1]  # 2 is open, 3 holds text; at most one per waiter
+def test_slots_are_named_only_on_a_local_llama_server_without_host_memory_cache(tmp_path):
+    proc = _proc(tmp_path,
+                 ["/bin/llama-server", "-m", "a.gguf", "--port", "8801", "--cache-ram", "0"],
+                 ["/bin/llama-server", "-m", "b.gguf", "--port", "8802"],
+                 ["/usr/bin/python", "serve.py", "--port", "8803", "--cache-ram", "0"])
+    assert slots.safe_to_name("http://127.0.0.1:8801/v1", proc)
+    assert slots.safe_to_name("http://localhost:8801/v1", proc)
+    assert not slots.safe_to_name("http://127.0.0.1:8802/v1", proc)  # default cache: 8 GiB
+    assert not slots.safe_to_name("http://127.0.0.1:8803/v1", proc)  # not llama-server
+    assert not slots.safe_to_name("http://127.0.0.1:8804/v1", proc)  # no process on the port
+    assert not slots.safe_to_name("http://10.0.0.5:8801/v1", proc)  # another machine's
+    assert not slots.safe_to_name("http://127.0.0.1/v1", proc)  # no port said

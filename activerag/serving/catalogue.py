@@ -178,26 +178,14 @@ def check_engine(engine: str) -> str:
 LLAMA_RUNTIME_GB = 0.5
 """What llama-server holds beside its weights and KV cache (compute buffers): the 1.5B served
 at 4096 tokens x 5 slots held 2.2 GB against 1.6 GiB of weights and KV cache."""
-PROMPT_CACHE_MIB = 8192
-"""llama-server's default --cache-ram: earlier prompts' KV states, kept in memory as they come,
-up to this many MiB."""
-
-
 def kv_cache_gb(kv: KvShape, context: int, parallel: int) -> float:
     """The KV cache (GiB) of CONTEXT tokens for each of PARALLEL slots."""
     return kv.bytes_per_token * context * parallel / GIB
 
 
 def llama_gb(weights_gb: float, kv: KvShape, context: int, parallel: int) -> float:
-    """What llama-server holds serving WEIGHTS_GB of GGUF at CONTEXT tokens x PARALLEL slots,
-    before its prompt cache fills."""
+    """What llama-server holds serving WEIGHTS_GB of GGUF at CONTEXT tokens x PARALLEL slots."""
     return weights_gb + kv_cache_gb(kv, context, parallel) + LLAMA_RUNTIME_GB
-
-
-def prompt_cache_mib(free_gb: float, held_gb: float) -> int:
-    """The --cache-ram (MiB) llama-server may fill: half of what FREE_GB leaves beside what it
-    holds (HELD_GB), at most its default, at least 0."""
-    return max(0, min(PROMPT_CACHE_MIB, int((free_gb - held_gb) * 1024 / 2)))
 
 
 def largest_fit(weights_gb: float, kv: KvShape, free_gb: float, context: int,
@@ -209,9 +197,10 @@ def largest_fit(weights_gb: float, kv: KvShape, free_gb: float, context: int,
 
 
 def check_llama_fits(name: str, weights_gb: float, kv: KvShape, context: int, parallel: int,
-                     free_gb: float) -> int:
+                     free_gb: float) -> None:
     """Refuse to serve NAME on llama.cpp when its weights, KV cache and runtime take more than
-    FREE_GB, naming the largest setting that fits; else the --cache-ram (MiB) it may fill."""
+    FREE_GB, naming the largest setting that fits (its prompt cache in host memory is off:
+    llamacpp.command)."""
     need = llama_gb(weights_gb, kv, context, parallel)
     if need > free_gb:
         longest, most = largest_fit(weights_gb, kv, free_gb, context, parallel)
@@ -226,7 +215,6 @@ def check_llama_fits(name: str, weights_gb: float, kv: KvShape, context: int, pa
             f"{need:.1f} GB ({weights_gb:.1f} weights, {kv_cache_gb(kv, context, parallel):.1f} "
             f"KV cache, {LLAMA_RUNTIME_GB:g} runtime), but only {free_gb:.1f} GB is available; "
             f"largest that fits: {fits} (or stop other servers: activerag serve --stop)")
-    return prompt_cache_mib(free_gb, need)
 
 
 def memory_gb(model: CatalogueModel, engine: str = "vllm", context: int | None = None,
@@ -240,17 +228,17 @@ def memory_gb(model: CatalogueModel, engine: str = "vllm", context: int | None =
 
 
 def check_fits(model: CatalogueModel, max_model_len: int, free_gb: float,
-               engine: str = "vllm", parallel: int = 1) -> int:
+               engine: str = "vllm", parallel: int = 1) -> None:
     """Refuse to serve MODEL at MAX_MODEL_LEN tokens beyond what it was trained on, or with less
     than the memory its CPU server on ENGINE holds (FREE_GB available; llama.cpp: for PARALLEL
-    slots). Return the --cache-ram (MiB) llama-server may fill (0 on vLLM)."""
+    slots)."""
     if max_model_len > model.trained_context:
         raise ActiveRagError(
             f"{model.key} was trained on contexts of up to {model.trained_context} tokens; "
             f"--max-model-len {max_model_len} is longer. Ask for at most {model.trained_context}")
     if engine == "llama.cpp":
-        return check_llama_fits(model.key, model.weights_gb, model.kv, max_model_len, parallel,
-                                free_gb)
+        check_llama_fits(model.key, model.weights_gb, model.kv, max_model_len, parallel, free_gb)
+        return
     need = memory_gb(model, engine)
     if free_gb < need:
         others = ", ".join(f"{m.key} ({memory_gb(m, engine):g} GB)" for m in CATALOGUE.values()
@@ -259,4 +247,3 @@ def check_fits(model: CatalogueModel, max_model_len: int, free_gb: float,
             f"serving {model.key} on {engine} takes about {need:g} GB of memory, but only "
             f"{free_gb:.1f} GB is available; stop other servers (activerag serve --stop) or "
             f"programs, or serve a smaller model with --model (fits now: {others})")
-    return 0

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from activerag.errors import ActiveRagError, ModelFileMissing
 from activerag.serving import say
-from activerag.serving.catalogue import GIB, PROMPT_CACHE_MIB, check_llama_fits
+from activerag.serving.catalogue import GIB, check_llama_fits
 from activerag.serving.gguf_header import gguf_kv
 from activerag.serving.machine import REPACK_FAILED, no_repack, usable_cores
 from activerag.serving.ports import on_port
@@ -205,16 +205,17 @@ def environment(binary: Path) -> dict[str, str]:
 
 
 def command(binary: Path, gguf: Path, settings: Settings, context: int, parallel: int,
-            threads: int | None, served_name: str, chat_template: str | None = None,
-            cache_ram_mib: int = PROMPT_CACHE_MIB) -> list[str]:
+            threads: int | None, served_name: str, chat_template: str | None = None) -> list[str]:
     """The command line that serves GGUF: CONTEXT tokens for each of PARALLEL slots (llama.cpp's
-    -c is shared among the slots), THREADS (default: the cores this process may use), a prompt
-    cache of at most CACHE_RAM_MIB (check_fits says how much is left for it)."""
+    -c is shared among the slots), THREADS (default: the cores this process may use). Its
+    prompt cache in host memory is off (`--cache-ram 0`): with it, requests named to slots at
+    once were answered from other requests' prompts (serving/slots.py). Each slot still reuses
+    its own last prompt."""
     if not gguf.is_file():
         raise ModelFileMissing(f"GGUF file {gguf} does not exist; pass an existing .gguf file")
     cmd = [str(binary), "-m", str(gguf), "--host", settings.host, "--port", str(settings.port),
            "-c", str(context * parallel), "-np", str(parallel),
-           "-t", str(threads or usable_cores()), "--cache-ram", str(cache_ram_mib),
+           "-t", str(threads or usable_cores()), "--cache-ram", "0",
            "--alias", served_name, "--no-webui"]
     if no_repack(cpu_flags()) or (binary.parent / REPACK_FAILED).exists():
         cmd.append("--no-repack")
@@ -227,10 +228,10 @@ def command(binary: Path, gguf: Path, settings: Settings, context: int, parallel
     return cmd
 
 
-def check_gguf_fits(gguf: Path, context: int, parallel: int, free_gb: float) -> int:
+def check_gguf_fits(gguf: Path, context: int, parallel: int, free_gb: float) -> None:
     """check_llama_fits for a GGUF file: its size, and the KV cache its header states."""
     kv = gguf_kv(gguf)
-    return check_llama_fits(gguf.name, gguf.stat().st_size / GIB, kv, context, parallel,
+    check_llama_fits(gguf.name, gguf.stat().st_size / GIB, kv, context, parallel,
                             free_gb)
 
 

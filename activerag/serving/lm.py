@@ -34,7 +34,7 @@ from activerag.serving.lm_errors import (
     translate,
 )
 from activerag.serving.security import api_key, auth_headers
-from activerag.serving.slots import book_for, slot_count, warm
+from activerag.serving.slots import book_for, slot_count
 from activerag.serving.slots import forget as forget_slots
 from activerag.settings import lm_timeout
 
@@ -103,12 +103,16 @@ class VLLMClient:
         model: str | None = None,
         timeout: float | None = None,
         top_logprobs: int = 1,
+        name_slots: bool | None = None,
     ) -> None:
         """TOP_LOGPROBS alternatives per token (1: the token's own logprob; 0: none asked, for
-        a server without logprobs and a method that reads none: its tokens come back empty)."""
+        a server without logprobs and a method that reads none: its tokens come back empty).
+        NAME_SLOTS: send llama-server's requests to slots by name where that is safe (None,
+        serving/slots.py), always (True: to test a server) or never (False)."""
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout or lm_timeout()
         self.top_logprobs = top_logprobs
+        self.name_slots = name_slots
         self.model = model or self._served_model()
         self._llms: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, OpenAI] = (
             weakref.WeakKeyDictionary()
@@ -125,8 +129,9 @@ class VLLMClient:
                     resp = await h.get(f"{self.base_url}/models")
                     resp.raise_for_status()
                     engine = engine_of(resp.json().get("data", []))
-                    if engine == LLAMA_CPP:
-                        self._slots = await slot_count(h, self.base_url)
+                    if engine == LLAMA_CPP and self.name_slots is not False:
+                        self._slots = await slot_count(h, self.base_url,
+                                                       checked=self.name_slots is None)
                     self._engine = engine
             except (httpx.HTTPError, ValueError, AttributeError):
                 return VLLM  # not listed now: the request itself then says what is wrong
@@ -179,20 +184,13 @@ class VLLMClient:
         got = _Streamed(sink=text_sink.get())
         try:
             if self._slots:
-                book = book_for(self.base_url, self._slots)
-                first = await book.admit()
-                try:
-                    with book.request(prompt) as (slot, written):
-                        if slot is not None:
-                            params["extra_body"] = {**params.get("extra_body", {}),
-                                                    "id_slot": slot}
-                        try:
-                            await self._stream(params, cut, client_stops, got)
-                        finally:
-                            written.append(got.text)
-                finally:
-                    if first:
-                        await warm(book, self.base_url, self.model, prompt, self.timeout)
+                with book_for(self.base_url, self._slots).request(prompt) as (slot, written):
+                    if slot is not None:
+                        params["extra_body"] = {**params.get("extra_body", {}), "id_slot": slot}
+                    try:
+                        await self._stream(params, cut, client_stops, got)
+                    finally:
+                        written.append(got.text)
             else:
                 await self._stream(params, cut, client_stops, got)
         except (openai.OpenAIError, httpx.HTTPError) as exc:

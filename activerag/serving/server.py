@@ -147,9 +147,10 @@ class Launch:
 
 
 NO_PROMPT_CACHE = {"vllm": ("--no-enable-prefix-caching",),
-                   "llama.cpp": ("--cache-ram", "0", "--no-cache-prompt")}
+                   "llama.cpp": ("--no-cache-prompt",)}
 """Each engine's flags that turn its prompt cache off: vLLM's prefix caching, llama-server's
-cache of earlier prompts in memory (8 GiB by default) and its reuse of a slot's last prompt."""
+reuse of a slot's last prompt (its cache of earlier prompts in host memory is always off:
+llamacpp.command)."""
 
 
 def start_server(settings: Settings, model_dir: Path | None = None,
@@ -239,18 +240,16 @@ def _llama_launch(settings: Settings, gguf: Path | None, max_model_len: int | No
     """llama-server's command line (built first when missing) for the model's GGUF as shipped."""
     if gguf is None:
         max_model_len = max_model_len or model.max_model_len
-        cache_ram = check_fits(model, max_model_len, available_gb(), "llama.cpp",
-                               launch.parallel)
+        check_fits(model, max_model_len, available_gb(), "llama.cpp", launch.parallel)
         gguf = fetch_gguf(settings.models / "gguf", model)
         name = served_name or model.served_name
     else:
         max_model_len = max_model_len or DEFAULT_MAX_MODEL_LEN
-        cache_ram = llamacpp.check_gguf_fits(gguf, max_model_len, launch.parallel,
-                                             available_gb())
+        llamacpp.check_gguf_fits(gguf, max_model_len, launch.parallel, available_gb())
         name = served_name or gguf.stem
     binary = llamacpp.ensure_binary(settings)
     cmd = llamacpp.command(binary, gguf, settings, max_model_len, launch.parallel,
-                           launch.threads, name, launch.chat_template, cache_ram)
+                           launch.threads, name, launch.chat_template)
     return cmd + _cache_args(launch) + list(launch.extra_args), llamacpp.environment(binary)
 
 

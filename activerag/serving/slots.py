@@ -12,30 +12,32 @@ makes the request wait those few milliseconds, not start cold. Books are kept pe
 for the whole process, so every client of one server shares them; other processes on the same
 server are not seen (their requests at worst wait for a slot, never change an answer).
 
-Questions asked at once would each prefill the shared prefix (the exemplars) on a slot of
-their own. So the first request on a server goes alone; the requests that arrive meanwhile wait
-for it, and it then warms one empty slot per waiter (`warm`): a one-token request there, then
-its own prompt, which llama-server copies from its prompt cache in host memory (`--cache-ram`,
-filled with the idle slots at each new request) into a slot that holds something else, though
-never into an empty one. Measured: three slots warmed with a 731-token prompt in 0.4 s, against
-about 5 s each to prefill it. A server without that cache prefills each in turn instead.
+Only where the server keeps no prompt cache in host memory (`--cache-ram 0`, as every server
+activerag starts): with that cache (llama-server's default, 8 GiB), requests named to slots and
+sent at once were answered from other requests' prompts. Measured with
+benchmarks/robustness/crosstalk.py (SmolLM2 on 4 slots, 3 processes x 2 requests at once, 120
+requests): 5 and 8 answers went on with another request's code word, against 0 with
+`--cache-ram 0`, and 0 where the server chose the slots itself (results/crosstalk.md; llama.cpp
+issue #27148 reports the same cache crossing unnamed requests). So a slot is named only on a
+llama-server that this machine runs with `--cache-ram 0`, which `safe_to_name` reads from its
+command line; elsewhere the server chooses.
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
-from activerag.serving.security import auth_headers
+from activerag.serving.ports import on_port
 
-COLD, WARMING, WARM = "cold", "warming", "warm"
 log = logging.getLogger(__name__)
 
 
@@ -64,45 +66,6 @@ class SlotBook:
         self._first = (os.getpid() if seed is None else seed) % slots
         self._clock = itertools.count(1)
         self._lock = threading.Lock()
-        self.state = COLD
-        self.waiting = 0
-
-    async def admit(self) -> bool:
-        """Wait while the first request on this server warms it for those that came meanwhile;
-        True for the first request itself, which is to call `warm` when done."""
-        waited = False
-        try:
-            while True:
-                with self._lock:
-                    if self.state == COLD:  # one slot: nothing to warm
-                        self.state = WARMING if len(self.held) > 1 else WARM
-                        return self.state == WARMING
-                    if self.state == WARM:
-                        return False
-                    if not waited:
-                        self.waiting, waited = self.waiting + 1, True
-                await asyncio.sleep(0.02)
-        finally:
-            if waited:
-                with self._lock:
-                    self.waiting -= 1
-
-    def targets(self) -> list[int]:
-        """The empty slots to warm: one for each request waiting now, in this process's turn."""
-        n = len(self.held)
-        with self._lock:
-            order = [(self._first + i) % n for i in range(n)]
-            return [i for i in order if not self.held[i] and not self.open[i]][:self.waiting]
-
-    def fill(self, slot: int, text: str) -> None:
-        """SLOT now holds TEXT (a warming request put it there)."""
-        with self._lock:
-            self.held[slot] = text
-
-    def warmed(self) -> None:
-        """Let the waiting requests go."""
-        with self._lock:
-            self.state = WARM
 
     def choose(self, prompt: str) -> int | None:
         """The slot for PROMPT (None: every slot has a request of ours open)."""
@@ -156,8 +119,41 @@ def forget(base_url: str) -> None:
         _books.pop(base_url, None)
 
 
-async def slot_count(http: httpx.AsyncClient, base_url: str) -> int | None:
-    """llama-server's slots (/props total_slots); None if it does not say."""
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def cache_ram_off(argv: list[bytes]) -> bool:
+    """Whether the llama-server command line ARGV (a /proc cmdline) turns its prompt cache in
+    host memory off (`--cache-ram 0`, or `-cram 0`; the last one given counts)."""
+    values = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] in (b"--cache-ram", b"-cram")]
+    return bool(values) and values[-1].strip() == b"0"
+
+
+def safe_to_name(base_url: str, proc: Path = Path("/proc")) -> bool:
+    """Whether requests to BASE_URL may name their slot: a llama-server on this machine (PROC's
+    command lines) serves its port with `--cache-ram 0` (see the module)."""
+    url = urlsplit(base_url)
+    if url.hostname not in LOOPBACK or url.port is None:
+        return False
+    for entry in proc.glob("[0-9]*/cmdline"):
+        try:
+            argv = entry.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and Path(argv[0].decode(errors="replace")).name == "llama-server" and on_port(
+                argv, url.port):
+            return cache_ram_off(argv)
+    return False
+
+
+async def slot_count(http: httpx.AsyncClient, base_url: str, checked: bool = True
+                     ) -> int | None:
+    """llama-server's slots (/props total_slots) where requests may name one (`safe_to_name`,
+    unless not CHECKED); None where they may not, or it does not say."""
+    if checked and not safe_to_name(base_url):
+        log.info("%s: not naming llama-server's slots (not a server on this machine started "
+                 "with --cache-ram 0); the server chooses them", base_url)
+        return None
     try:
         resp = await http.get(base_url.removesuffix("/v1") + "/props")
         resp.raise_for_status()
@@ -165,27 +161,3 @@ async def slot_count(http: httpx.AsyncClient, base_url: str) -> int | None:
     except (httpx.HTTPError, ValueError, AttributeError):
         return None
     return count if isinstance(count, int) and count > 0 else None
-
-
-async def warm(book: SlotBook, base_url: str, model: str, prompt: str, timeout: float) -> None:
-    """Put PROMPT, which the first request left in its slot, into an empty slot for each request
-    waiting (see the module), then let them go: a one-token request first makes each slot hold
-    something (llama-server loads its prompt cache only into a slot that does), then PROMPT with
-    one token to generate. A failure here only costs the waiting requests their prefill."""
-    try:
-        targets = book.targets()
-        if targets:
-            url = base_url.rstrip("/") + "/completions"
-            async with httpx.AsyncClient(timeout=timeout, headers=auth_headers()) as http:
-                for text in (".", prompt):
-                    for slot in targets:
-                        resp = await http.post(url, json={
-                            "model": model, "prompt": text, "max_tokens": 1, "temperature": 0.0,
-                            "id_slot": slot})
-                        resp.raise_for_status()
-                        book.fill(slot, text)
-    except httpx.HTTPError as exc:
-        log.warning("warming llama-server's slots failed (%s); each question prefills its own",
-                    exc)
-    finally:
-        book.warmed()
