@@ -80,12 +80,13 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.loop_logic.*' 'activerag.evalu
 	'activerag.serving.templates.x_conversation__*' \
 	'activerag.serving.templates.x*ChatLayout*render__*' \
 	'activerag.serving.slots.x_common_prefix__*' 'activerag.serving.slots.x*SlotBook*choose__*' \
-	'activerag.serving.slots.x*SlotBook*targets__*' 'activerag.serving.slots.x*SlotBook*release__*' \
+	'activerag.serving.slots.x_cache_ram_off__*' 'activerag.serving.slots.x_safe_to_name__*' \
+	'activerag.serving.slots.x*SlotBook*release__*' \
 	'activerag.nodes.loop.x_same_documents__*' 'activerag.nodes.loop.x_redraft__*' \
 	'activerag.serving.hardware.x_choose_engine__*' 'activerag.serving.machine.x_no_repack__*' \
 	'activerag.serving.machine.x_died_of_cpu_fault__*' 'activerag.serving.machine.x_usable_cores__*' \
 	'activerag.serving.machine.x_cgroup_cpus__*' 'activerag.serving.catalogue.x_kv_cache_gb__*' \
-	'activerag.serving.catalogue.x_llama_gb__*' 'activerag.serving.catalogue.x_prompt_cache_mib__*' \
+	'activerag.serving.catalogue.x_llama_gb__*' \
 	'activerag.serving.catalogue.x_largest_fit__*' \
 	'activerag.serving.catalogue.x_check_llama_fits__*' \
 	'activerag.serving.catalogue.x_default_model__*' 'activerag.serving.catalogue.x_memory_gb__*' \

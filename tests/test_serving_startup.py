@@ -61,10 +61,12 @@ def test_serve_no_prompt_cache_turns_each_engine_s_prompt_cache_off(tmp_path: Pa
     settings = Settings(home=tmp_path)
     off = server.Launch("llama.cpp", ("--x",), prompt_cache=False)
     cmd, _ = server._llama_launch(settings, gguf, 1024, None, FAST_MODEL, off)
-    assert cmd[-4:] == ["--cache-ram", "0", "--no-cache-prompt", "--x"]
+    assert cmd[-2:] == ["--no-cache-prompt", "--x"]
     on = server.Launch("llama.cpp")
     cmd, _ = server._llama_launch(settings, gguf, 1024, None, FAST_MODEL, on)
-    assert cmd[cmd.index("--cache-ram") + 1] != "0" and "--no-cache-prompt" not in cmd
+    assert "--no-cache-prompt" not in cmd
+    # the cache of earlier prompts in host memory is off either way (serving/slots.py)
+    assert cmd[cmd.index("--cache-ram") + 1] == "0"
 
 
 def _documented() -> dict[str, tuple[int, int]]:
