@@ -124,3 +124,15 @@ def test_slots_are_named_only_on_a_local_llama_server_without_host_memory_cache(
     assert not slots.safe_to_name("http://127.0.0.1:8804/v1", proc)  # no process on the port
     assert not slots.safe_to_name("http://10.0.0.5:8801/v1", proc)  # another machine's
     assert not slots.safe_to_name("http://127.0.0.1/v1", proc)  # no port said
+
+
+def test_a_process_gone_or_named_in_other_bytes_is_passed_over(tmp_path):
+    """A process may end between the listing and the read, and a command line need not be
+    UTF-8: neither stops the search for the server behind the port."""
+    (tmp_path / "100" / "cmdline").mkdir(parents=True)  # unreadable as a file
+    (tmp_path / "101").mkdir()
+    (tmp_path / "101" / "cmdline").write_bytes(b"/opt/\xff\xfe/tool\0--port\x008801\0")
+    (tmp_path / "102").mkdir()
+    (tmp_path / "102" / "cmdline").write_bytes(
+        b"/bin/llama-server\0--port\x008801\0--cache-ram\x000\0")
+    assert slots.safe_to_name("http://127.0.0.1:8801/v1", tmp_path)

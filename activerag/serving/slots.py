@@ -135,7 +135,7 @@ def safe_to_name(base_url: str, proc: Path = Path("/proc")) -> bool:
     url = urlsplit(base_url)
     if url.hostname not in LOOPBACK or url.port is None:
         return False
-    for entry in proc.glob("[0-9]*/cmdline"):
+    for entry in sorted(proc.glob("[0-9]*/cmdline")):
         try:
             argv = entry.read_bytes().split(b"\0")
         except OSError:
