@@ -1,6 +1,7 @@
 """The memory llama-server is checked against before it starts: the GGUF's weights, a KV cache
-of the context for every slot (f16 K and V), its runtime, and a prompt cache bounded by what is
-left; a refusal names the largest setting that fits. A user's GGUF is sized from its header."""
+of the context for every slot (f16 K and V) and its runtime (no prompt cache in host memory:
+`--cache-ram 0`); a refusal names the largest setting that fits. A user's GGUF is sized from
+its header."""
 
 import struct
 from pathlib import Path

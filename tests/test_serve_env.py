@@ -96,7 +96,7 @@ def files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Path]:
     monkeypatch.setattr(server, "check_model_dir", lambda path: path)
     monkeypatch.setattr(server, "gpu_visible", lambda: False, raising=False)
     monkeypatch.setattr(server, "_has_gpu", lambda: False, raising=False)
-    fits = lambda *args, **kwargs: 1024  # noqa: E731 (the prompt cache's MiB, where asked)
+    fits = lambda *args, **kwargs: None  # noqa: E731 (fits)
     monkeypatch.setattr(server, "check_fits", fits)
     monkeypatch.setattr(llamacpp, "check_gguf_fits", fits, raising=False)
     monkeypatch.setattr(server, "fetch_gguf", lambda folder, model: made["gguf"])

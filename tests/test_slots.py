@@ -97,6 +97,8 @@ def test_books_are_kept_per_server_and_renewed_when_its_slot_count_changes():
     ([b"llama-server", b"--port", b"8801"], False),  # llama-server's default: 8 GiB
     ([b"llama-server", b"--cache-ram", b"-1"], False),
     ([b"llama-server", b"--port", b"0", b"--cache-ram"], False),
+    ([b"llama-server", b"--cache-ram", b"0", b"--cache_ram", b"8192"], False),  # _ reads as -
+    ([b"llama-server", b"--cache_ram", b"0"], True),
 ])
 def test_the_prompt_cache_in_host_memory_is_off_only_at_cache_ram_0(argv, off):
     assert slots.cache_ram_off(argv) is off
@@ -136,3 +138,9 @@ def test_a_process_gone_or_named_in_other_bytes_is_passed_over(tmp_path):
     (tmp_path / "102" / "cmdline").write_bytes(
         b"/bin/llama-server\0--port\x008801\0--cache-ram\x000\0")
     assert slots.safe_to_name("http://127.0.0.1:8801/v1", tmp_path)
+
+
+def test_where_several_llama_servers_say_one_port_each_must_keep_the_cache_off(tmp_path):
+    proc = _proc(tmp_path, ["/bin/llama-server", "--port", "8801", "--cache-ram", "0"],
+                 ["/bin/llama-server", "--port", "8801"])
+    assert not slots.safe_to_name("http://127.0.0.1:8801/v1", proc)

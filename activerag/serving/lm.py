@@ -137,6 +137,11 @@ class VLLMClient:
                 return VLLM  # not listed now: the request itself then says what is wrong
         return self._engine
 
+    @property
+    def names_slots(self) -> bool:
+        """Whether this client sends its requests to slots by name (known once `engine` ran)."""
+        return bool(self._slots)
+
     def _llm(self) -> OpenAI:
         """The LangChain model for the running event loop (its HTTP pool is bound to one loop)."""
         loop = asyncio.get_running_loop()

@@ -125,25 +125,28 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def cache_ram_off(argv: list[bytes]) -> bool:
     """Whether the llama-server command line ARGV (a /proc cmdline) turns its prompt cache in
     host memory off (`--cache-ram 0`, or `-cram 0`; the last one given counts)."""
-    values = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] in (b"--cache-ram", b"-cram")]
+    flags = [a.replace(b"_", b"-") if a.startswith(b"--") else a for a in argv]  # as llama.cpp
+    values = [argv[i + 1] for i in range(len(argv) - 1) if flags[i] in (b"--cache-ram", b"-cram")]
     return bool(values) and values[-1].strip() == b"0"
 
 
 def safe_to_name(base_url: str, proc: Path = Path("/proc")) -> bool:
-    """Whether requests to BASE_URL may name their slot: a llama-server on this machine (PROC's
-    command lines) serves its port with `--cache-ram 0` (see the module)."""
+    """Whether requests to BASE_URL may name their slot: the llama-server on this machine (PROC's
+    command lines) that serves its port does so with `--cache-ram 0` (see the module); every
+    one, where several say that port."""
     url = urlsplit(base_url)
     if url.hostname not in LOOPBACK or url.port is None:
         return False
-    for entry in sorted(proc.glob("[0-9]*/cmdline")):
+    found = []
+    for entry in sorted(proc.glob("[0-9]*/cmdline")):  # one order, whatever the listing
         try:
             argv = entry.read_bytes().split(b"\0")
-        except OSError:
+        except OSError:  # gone meanwhile
             continue
         if argv and Path(argv[0].decode(errors="replace")).name == "llama-server" and on_port(
                 argv, url.port):
-            return cache_ram_off(argv)
-    return False
+            found.append(cache_ram_off(argv))
+    return bool(found) and all(found)
 
 
 async def slot_count(http: httpx.AsyncClient, base_url: str, checked: bool = True

@@ -8,13 +8,15 @@ crosstalk: the server decoded over another prompt's KV state.
                                              [--requests 40] [--seed 0]
                                              [--slots auto|named|server] [--out FILE]
 
-Prints the answers that crossed (named another request's word) and those wrong (neither their
-own word nor another's: the model's slips), then the counts. Exit status 1 when any answer
-crossed. Half the requests are closed after three words, as FLARE closes a stream at a
-sentence's end. A small model on llama.cpp is enough: what is tested is the server's slots and
-prompt cache, not the model (smollm2-135m slipped on 1 of 120 answers where none crossed).
-Slots are named as activerag names them (serving/slots.py: only on a local llama-server with
-`--cache-ram 0`); `--slots named` names them on any llama-server, `--slots server` never.
+Prints the answers that crossed (named another request's whole word) and those wrong (neither
+their own word nor another's whole word: the model's slips, or crossings into a fragment of
+another's word, so the crossed count is a lower bound), then the counts and how many processes
+named slots. Exit status 1 when any answer crossed. Half the requests are closed after three
+words, as FLARE closes a stream at a sentence's end. A small model on llama.cpp is enough: what
+is tested is the server's slots and prompt cache, not the model (smollm2-135m slipped on 1 and
+2 of 120 answers where none crossed). Slots are named as activerag names them
+(serving/slots.py: only on a local llama-server with `--cache-ram 0`); `--slots named` names
+them on any llama-server, `--slots server` never.
 """
 
 from __future__ import annotations
@@ -60,10 +62,12 @@ def words(text: str) -> list[str]:
 
 
 async def ask_all(base_url: str, jobs: list[tuple[str, str]], concurrency: int,
-                  slots: str) -> list[str]:
+                  slots: str) -> tuple[list[str], bool]:
+    """Each job's answer, and whether the client named slots."""
     from activerag.serving.lm import VLLMClient
 
     lm = VLLMClient(base_url, name_slots=NAME_SLOTS[slots])
+    await lm.engine()
     gate = asyncio.Semaphore(concurrency)
 
     def cut(text: str, done: bool) -> int | None:
@@ -76,7 +80,8 @@ async def ask_all(base_url: str, jobs: list[tuple[str, str]], concurrency: int,
             gen = await lm.generate(text, max_tokens=24, cut=cut if i % 2 else None)
             return str(gen.text)
 
-    return list(await asyncio.gather(*(one(i, text) for i, (_, text) in enumerate(jobs))))
+    answers = await asyncio.gather(*(one(i, text) for i, (_, text) in enumerate(jobs)))
+    return list(answers), lm.names_slots
 
 
 def worker(base_url: str, seed: int, requests: int, concurrency: int,
@@ -84,12 +89,14 @@ def worker(base_url: str, seed: int, requests: int, concurrency: int,
     """One process's requests: each job's word, and what came back."""
     rng = random.Random(seed)
     jobs = [(code, prompt(code, rng)) for code in (word(rng) for _ in range(requests))]
-    answers = asyncio.run(ask_all(base_url, jobs, concurrency, slots))
-    return {"words": [code for code, _ in jobs], "answers": answers}
+    answers, named = asyncio.run(ask_all(base_url, jobs, concurrency, slots))
+    return {"words": [code for code, _ in jobs], "answers": answers, "named": named}
 
 
 def judge(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Each answer right, crossed (another request's word, from any process) or wrong."""
+    """Each answer right, crossed (another request's whole word, from any process) or wrong
+    (neither; a fragment of another's word counts here, so crossed is a lower bound), and
+    whether each process named slots."""
     every = {code for result in results for code in result["words"]}
     right = crossed = wrong = 0
     crossings: list[dict[str, str]] = []
@@ -106,7 +113,7 @@ def judge(results: list[dict[str, Any]]) -> dict[str, Any]:
                 wrong += 1
                 wrongs.append({"asked": code, "answer": answer})
     return {"right": right, "crossed": crossed, "wrong": wrong, "crossings": crossings,
-            "wrongs": wrongs}
+            "wrongs": wrongs, "named": [result.get("named") for result in results]}
 
 
 def run(base_url: str, processes: int = 3, concurrency: int = 2, requests: int = 40,
@@ -158,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrong: asked {wrong['asked']}, answered {wrong['answer']!r}")
     print(f"{verdict['right']} right, {verdict['crossed']} crossed, {verdict['wrong']} wrong "
           f"of {args.processes * args.requests} answers ({args.processes} processes x "
-          f"{args.concurrency} at once, --slots {args.slots})")
+          f"{args.concurrency} at once, --slots {args.slots}; slots named by "
+          f"{sum(map(bool, verdict['named']))} of {args.processes} processes)")
     return 1 if verdict["crossed"] else 0
 
 

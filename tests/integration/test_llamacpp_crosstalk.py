@@ -33,5 +33,6 @@ def url() -> Iterator[str]:
 def test_requests_named_to_slots_at_once_are_answered_from_their_own_prompts(url):
     assert slots.safe_to_name(url)  # the client names slots on the server activerag started
     verdict = crosstalk.run(url, processes=3, concurrency=2, requests=REQUESTS, seed=7)
+    assert verdict["named"] == [True] * 3  # every worker's client named slots
     assert verdict["crossed"] == 0, verdict["crossings"]
     assert verdict["right"] >= 0.8 * 3 * REQUESTS, verdict["wrongs"]  # the model repeats words
