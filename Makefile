@@ -81,6 +81,7 @@ MUTANTS := 'activerag.answers.*' 'activerag.nodes.loop_logic.*' 'activerag.evalu
 	'activerag.serving.templates.x*ChatLayout*render__*' \
 	'activerag.serving.slots.x_common_prefix__*' 'activerag.serving.slots.x*SlotBook*choose__*' \
 	'activerag.serving.slots.x_cache_ram_off__*' 'activerag.serving.slots.x_safe_to_name__*' \
+	'activerag.serving.slots.x_naming__*' \
 	'activerag.serving.slots.x*SlotBook*release__*' \
 	'activerag.nodes.loop.x_same_documents__*' 'activerag.nodes.loop.x_redraft__*' \
 	'activerag.serving.hardware.x_choose_engine__*' 'activerag.serving.machine.x_no_repack__*' \

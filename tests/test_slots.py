@@ -144,3 +144,17 @@ def test_where_several_llama_servers_say_one_port_each_must_keep_the_cache_off(t
     proc = _proc(tmp_path, ["/bin/llama-server", "--port", "8801", "--cache-ram", "0"],
                  ["/bin/llama-server", "--port", "8801"])
     assert not slots.safe_to_name("http://127.0.0.1:8801/v1", proc)
+
+
+@pytest.mark.parametrize("name_slots, safe, named", [
+    (True, False, True), (False, True, False), (None, True, True), (None, False, False)])
+def test_slots_are_named_as_the_client_says_else_where_safe(monkeypatch, caplog, name_slots,
+                                                            safe, named):
+    url = "http://127.0.0.1:8801/v1"
+    monkeypatch.setattr(slots, "safe_to_name", {url: safe}.__getitem__)  # asked of URL only
+    with caplog.at_level("INFO", logger=slots.__name__):
+        assert slots.naming(url, name_slots) is named
+    said = [r.getMessage() for r in caplog.records]
+    assert said == ([] if named or name_slots is False else [
+        f"{url}: not naming llama-server's slots (not a server on this machine started with "
+        "--cache-ram 0); the server chooses them"])

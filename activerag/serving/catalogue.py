@@ -178,6 +178,8 @@ def check_engine(engine: str) -> str:
 LLAMA_RUNTIME_GB = 0.5
 """What llama-server holds beside its weights and KV cache (compute buffers): the 1.5B served
 at 4096 tokens x 5 slots held 2.2 GB against 1.6 GiB of weights and KV cache."""
+
+
 def kv_cache_gb(kv: KvShape, context: int, parallel: int) -> float:
     """The KV cache (GiB) of CONTEXT tokens for each of PARALLEL slots."""
     return kv.bytes_per_token * context * parallel / GIB

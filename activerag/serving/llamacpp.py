@@ -231,8 +231,7 @@ def command(binary: Path, gguf: Path, settings: Settings, context: int, parallel
 def check_gguf_fits(gguf: Path, context: int, parallel: int, free_gb: float) -> None:
     """check_llama_fits for a GGUF file: its size, and the KV cache its header states."""
     kv = gguf_kv(gguf)
-    check_llama_fits(gguf.name, gguf.stat().st_size / GIB, kv, context, parallel,
-                            free_gb)
+    check_llama_fits(gguf.name, gguf.stat().st_size / GIB, kv, context, parallel, free_gb)
 
 
 def is_llama_server(argv: list[bytes], port: int) -> bool:

@@ -34,7 +34,7 @@ from activerag.serving.lm_errors import (
     translate,
 )
 from activerag.serving.security import api_key, auth_headers
-from activerag.serving.slots import book_for, slot_count
+from activerag.serving.slots import book_for, naming, slot_count
 from activerag.serving.slots import forget as forget_slots
 from activerag.settings import lm_timeout
 
@@ -129,9 +129,8 @@ class VLLMClient:
                     resp = await h.get(f"{self.base_url}/models")
                     resp.raise_for_status()
                     engine = engine_of(resp.json().get("data", []))
-                    if engine == LLAMA_CPP and self.name_slots is not False:
-                        self._slots = await slot_count(h, self.base_url,
-                                                       checked=self.name_slots is None)
+                    if engine == LLAMA_CPP and naming(self.base_url, self.name_slots):
+                        self._slots = await slot_count(h, self.base_url)
                     self._engine = engine
             except (httpx.HTTPError, ValueError, AttributeError):
                 return VLLM  # not listed now: the request itself then says what is wrong

@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from activerag.serving.ports import on_port
+from activerag.serving.llamacpp import is_llama_server
 
 log = logging.getLogger(__name__)
 
@@ -143,20 +143,25 @@ def safe_to_name(base_url: str, proc: Path = Path("/proc")) -> bool:
             argv = entry.read_bytes().split(b"\0")
         except OSError:  # gone meanwhile
             continue
-        if argv and Path(argv[0].decode(errors="replace")).name == "llama-server" and on_port(
-                argv, url.port):
+        if is_llama_server(argv, url.port):
             found.append(cache_ram_off(argv))
     return bool(found) and all(found)
 
 
-async def slot_count(http: httpx.AsyncClient, base_url: str, checked: bool = True
-                     ) -> int | None:
-    """llama-server's slots (/props total_slots) where requests may name one (`safe_to_name`,
-    unless not CHECKED); None where they may not, or it does not say."""
-    if checked and not safe_to_name(base_url):
-        log.info("%s: not naming llama-server's slots (not a server on this machine started "
-                 "with --cache-ram 0); the server chooses them", base_url)
-        return None
+def naming(base_url: str, name_slots: bool | None) -> bool:
+    """Whether a client sends BASE_URL's requests to slots by name: as NAME_SLOTS says, or
+    where that is safe (`safe_to_name`) when it says nothing."""
+    if name_slots is not None:
+        return name_slots
+    if safe_to_name(base_url):
+        return True
+    log.info("%s: not naming llama-server's slots (not a server on this machine started with "
+             "--cache-ram 0); the server chooses them", base_url)
+    return False
+
+
+async def slot_count(http: httpx.AsyncClient, base_url: str) -> int | None:
+    """llama-server's slots (/props total_slots); None if it does not say."""
     try:
         resp = await http.get(base_url.removesuffix("/v1") + "/props")
         resp.raise_for_status()
